@@ -1,0 +1,417 @@
+package lock_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ria-go/ria/internal/redistest"
+	"github.com/ria-go/ria/lock"
+)
+
+func newLocker(b *redistest.Backend) *lock.Locker {
+	return lock.New(b.Client, lock.WithPrefix(b.Prefix))
+}
+
+func ownerKey(b *redistest.Backend, name string) string { return b.Prefix + "{" + name + "}:owner" }
+
+// waitForWaiter blocks until some Acquire of name has marked itself waiting.
+func waitForWaiter(t *testing.T, b *redistest.Backend, name string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		n, err := b.Client.Exists(context.Background(), b.Prefix+"{"+name+"}:waiting").Result()
+		return err == nil && n == 1
+	}, 5*time.Second, time.Millisecond)
+}
+
+func TestLock_TryAcquire(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		locker := newLocker(b)
+		l, err := locker.TryAcquire(ctx, "job", time.Minute)
+		require.NoError(t, err)
+		assert.Equal(t, "job", l.Name())
+		assert.NotEmpty(t, l.Token())
+
+		_, err = locker.TryAcquire(ctx, "job", time.Minute)
+		assert.ErrorIs(t, err, lock.ErrNotObtained)
+		_, err = locker.TryAcquire(ctx, "other", time.Minute)
+		assert.NoError(t, err, "locks of other names are independent")
+
+		require.NoError(t, l.Release(ctx))
+		assert.ErrorIs(t, l.Release(ctx), lock.ErrNotHeld, "second release")
+		_, err = locker.TryAcquire(ctx, "job", time.Minute)
+		assert.NoError(t, err)
+	})
+}
+
+// The book's scenario: a second acquire fails within its wait.
+func TestLock_Acquire_waitEnds(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		locker := newLocker(b)
+		_, err := locker.Acquire(ctx, "job", time.Minute)
+		require.NoError(t, err)
+
+		start := time.Now()
+		_, err = locker.Acquire(ctx, "job", time.Minute, lock.WithWait(200*time.Millisecond))
+		took := time.Since(start)
+		assert.ErrorIs(t, err, lock.ErrNotObtained)
+		assert.NotErrorIs(t, err, context.DeadlineExceeded)
+		assert.GreaterOrEqual(t, took, 200*time.Millisecond)
+		assert.Less(t, took, 5*time.Second)
+	})
+}
+
+// The book's scenario: after the TTL passes an acquire succeeds, and the new
+// owner's release succeeds while the old owner's reports ErrNotHeld.
+func TestLock_Acquire_afterTTL(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		locker := newLocker(b)
+		old, err := locker.TryAcquire(ctx, "job", 200*time.Millisecond)
+		require.NoError(t, err)
+		b.FastForward(300 * time.Millisecond) // the holder stalls past its TTL
+
+		l, err := locker.TryAcquire(ctx, "job", time.Minute)
+		require.NoError(t, err)
+		assert.ErrorIs(t, old.Extend(ctx, time.Minute), lock.ErrNotHeld)
+		assert.ErrorIs(t, old.Release(ctx), lock.ErrNotHeld)
+
+		owner, err := b.Client.Get(ctx, ownerKey(b, "job")).Result()
+		require.NoError(t, err)
+		assert.Equal(t, l.Token(), owner, "the stale holder must not touch the new holder's lock")
+		assert.NoError(t, l.Release(ctx))
+	})
+}
+
+func TestLock_Extend(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		l, err := newLocker(b).TryAcquire(ctx, "job", time.Second)
+		require.NoError(t, err)
+		require.NoError(t, l.Extend(ctx, time.Hour))
+		pttl, err := b.Client.PTTL(ctx, ownerKey(b, "job")).Result()
+		require.NoError(t, err)
+		assert.Greater(t, pttl, 59*time.Minute)
+		assert.ErrorContains(t, l.Extend(ctx, 0), "ttl")
+	})
+}
+
+func TestLock_Fence(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		locker := newLocker(b)
+		var last int64
+		for i := range 20 {
+			l, err := locker.TryAcquire(ctx, "job", time.Minute)
+			require.NoError(t, err)
+			assert.Greater(t, l.Fence(), last, "acquisition %d", i)
+			last = l.Fence()
+			require.NoError(t, l.Release(ctx))
+		}
+		// Losing the counter (a restart without persistence) does not reset it.
+		require.NoError(t, b.Client.Del(ctx, b.Prefix+"{job}:fence").Err())
+		b.FastForward(time.Millisecond) // miniredis's TIME is frozen between steps
+		l, err := locker.TryAcquire(ctx, "job", time.Minute)
+		require.NoError(t, err)
+		assert.Greater(t, l.Fence(), last)
+	})
+}
+
+// A waiter is woken by the release, long before the holder's TTL would end,
+// in a handful of round trips.
+func TestLock_Acquire_wokenByRelease(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		holder, err := newLocker(b).TryAcquire(ctx, "job", time.Minute)
+		require.NoError(t, err)
+
+		c2, count := b.NewClient()
+		waiter := lock.New(c2, lock.WithPrefix(b.Prefix))
+		type result struct {
+			l   *lock.Lock
+			err error
+			rt  int64
+		}
+		done := make(chan result, 1)
+		go func() {
+			var r result
+			r.rt, _ = count.Delta(func() { r.l, r.err = waiter.Acquire(ctx, "job", time.Minute, lock.WithWait(20*time.Second)) })
+			done <- r
+		}()
+		waitForWaiter(t, b, "job")
+		released := time.Now()
+		require.NoError(t, holder.Release(ctx))
+
+		r := <-done
+		require.NoError(t, r.err)
+		assert.Less(t, time.Since(released), 5*time.Second, "woken by the release, not by the TTL")
+		assert.Greater(t, r.l.Fence(), holder.Fence())
+		assert.LessOrEqual(t, r.rt, int64(5), "attempt, block, attempt (+1 script load)")
+	})
+}
+
+// A holder that crashes never releases: waiters get the lock when its TTL ends.
+func TestLock_Acquire_crashedHolder(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		locker := newLocker(b)
+		_, err := locker.TryAcquire(ctx, "job", 300*time.Millisecond)
+		require.NoError(t, err)
+		done := make(chan error, 1)
+		go func() {
+			_, err := locker.Acquire(ctx, "job", time.Minute, lock.WithWait(20*time.Second))
+			done <- err
+		}()
+		waitForWaiter(t, b, "job")
+		b.FastForward(400 * time.Millisecond)
+		assert.NoError(t, <-done)
+	})
+}
+
+func TestLock_Acquire_ctxCancelled(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		locker := newLocker(b)
+		_, err := locker.TryAcquire(t.Context(), "job", time.Minute)
+		require.NoError(t, err)
+
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() {
+			_, err := locker.Acquire(ctx, "job", time.Minute)
+			done <- err
+		}()
+		waitForWaiter(t, b, "job")
+		cancel()
+		select {
+		case err := <-done:
+			assert.ErrorIs(t, err, lock.ErrNotObtained)
+			assert.ErrorIs(t, err, context.Canceled)
+		case <-time.After(5 * time.Second):
+			t.Fatal("Acquire did not return after its ctx was cancelled")
+		}
+	})
+}
+
+func TestLock_KeepAlive(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		locker := newLocker(b)
+		const ttl = 300 * time.Millisecond
+		l, err := locker.TryAcquire(ctx, "job", ttl)
+		require.NoError(t, err)
+		held := l.KeepAlive(ctx)
+
+		// Let more than three TTLs pass; after each step, wait until the
+		// keep-alive has extended the lock again.
+		for range 8 {
+			b.FastForward(ttl / 2)
+			require.Eventually(t, func() bool {
+				pttl, err := b.Client.PTTL(ctx, ownerKey(b, "job")).Result()
+				return err == nil && pttl > ttl*3/4
+			}, 5*time.Second, time.Millisecond)
+		}
+		require.NoError(t, held.Err())
+		_, err = locker.TryAcquire(ctx, "job", ttl)
+		assert.ErrorIs(t, err, lock.ErrNotObtained, "still held thanks to KeepAlive")
+
+		require.NoError(t, l.Release(ctx))
+		assert.ErrorIs(t, held.Err(), context.Canceled, "Release cancels the holder's context")
+		assert.NotErrorIs(t, context.Cause(held), lock.ErrNotHeld)
+		assert.Error(t, l.KeepAlive(ctx).Err(), "KeepAlive after Release")
+	})
+}
+
+func TestLock_KeepAlive_lost(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		l, err := newLocker(b).TryAcquire(ctx, "job", 300*time.Millisecond)
+		require.NoError(t, err)
+		held := l.KeepAlive(ctx)
+		// Someone else takes the lock behind our back (e.g. after a failover).
+		require.NoError(t, b.Client.Set(ctx, ownerKey(b, "job"), "thief", time.Minute).Err())
+		select {
+		case <-held.Done():
+			assert.ErrorIs(t, context.Cause(held), lock.ErrNotHeld)
+		case <-time.After(5 * time.Second):
+			t.Fatal("holder's context not cancelled after the lock was lost")
+		}
+		assert.ErrorIs(t, context.Cause(l.KeepAlive(ctx)), lock.ErrNotHeld, "KeepAlive after loss")
+		assert.ErrorIs(t, l.Release(ctx), lock.ErrNotHeld)
+		owner, err := b.Client.Get(ctx, ownerKey(b, "job")).Result()
+		require.NoError(t, err)
+		assert.Equal(t, "thief", owner)
+	})
+}
+
+func TestLocker_Do(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		locker := newLocker(b)
+		ran := false
+		err := locker.Do(ctx, "job", time.Minute, func(ctx context.Context) error {
+			ran = true
+			_, err := locker.TryAcquire(ctx, "job", time.Minute)
+			assert.ErrorIs(t, err, lock.ErrNotObtained, "held during fn")
+			return nil
+		})
+		require.NoError(t, err)
+		assert.True(t, ran)
+
+		boom := errors.New("boom")
+		err = locker.Do(ctx, "job", time.Minute, func(context.Context) error { return boom })
+		assert.ErrorIs(t, err, boom)
+
+		assert.Panics(t, func() {
+			_ = locker.Do(ctx, "job", time.Minute, func(context.Context) error { panic("fn") })
+		})
+		l, err := locker.TryAcquire(ctx, "job", time.Minute)
+		require.NoError(t, err, "released after success, error and panic")
+		require.NoError(t, l.Release(ctx))
+
+		// Lost during fn: fn's ctx is cancelled and Do reports ErrNotHeld.
+		err = locker.Do(ctx, "job", 300*time.Millisecond, func(held context.Context) error {
+			require.NoError(t, b.Client.Set(ctx, ownerKey(b, "job"), "thief", time.Minute).Err())
+			<-held.Done()
+			return context.Cause(held)
+		})
+		assert.ErrorIs(t, err, lock.ErrNotHeld)
+	})
+}
+
+// Many goroutines over several clients: never two holders at once, and
+// fences increase in the order the critical sections run.
+func TestLock_contention(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		const (
+			clients    = 4
+			goroutines = 16
+			total      = 2000
+		)
+		lockers := make([]*lock.Locker, clients)
+		for i := range lockers {
+			c, _ := b.NewClient()
+			lockers[i] = lock.New(c, lock.WithPrefix(b.Prefix))
+		}
+		var (
+			inside, violations, acquired atomic.Int64
+			lastFence                    atomic.Int64
+			fenceErrors                  atomic.Int64
+			wg                           sync.WaitGroup
+			errs                         = make(chan error, goroutines)
+		)
+		for g := range goroutines {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				locker := lockers[g%clients]
+				for acquired.Load() < total {
+					l, err := locker.Acquire(t.Context(), "hot", 10*time.Second, lock.WithWait(30*time.Second))
+					if err != nil {
+						errs <- err
+						return
+					}
+					if inside.Add(1) != 1 {
+						violations.Add(1)
+					}
+					if l.Fence() <= lastFence.Load() {
+						fenceErrors.Add(1)
+					}
+					lastFence.Store(l.Fence())
+					acquired.Add(1)
+					inside.Add(-1)
+					if err := l.Release(t.Context()); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+		assert.Zero(t, violations.Load(), "mutual exclusion violations")
+		assert.Zero(t, fenceErrors.Load(), "fences out of order")
+		assert.GreaterOrEqual(t, acquired.Load(), int64(total))
+		t.Logf("%d acquisitions by %d goroutines over %d clients", acquired.Load(), goroutines, clients)
+	})
+}
+
+func TestLock_roundTrips(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		locker := newLocker(b)
+		warm, err := locker.TryAcquire(ctx, "warm", time.Minute) // load the scripts
+		require.NoError(t, err)
+		require.NoError(t, warm.Extend(ctx, time.Minute))
+		require.NoError(t, warm.Release(ctx))
+
+		var l *lock.Lock
+		rt, _ := b.Count.Delta(func() { l, err = locker.TryAcquire(ctx, "a", time.Minute) })
+		require.NoError(t, err)
+		assert.Equal(t, int64(1), rt, "TryAcquire")
+		rt, _ = b.Count.Delta(func() { err = l.Extend(ctx, time.Minute) })
+		require.NoError(t, err)
+		assert.Equal(t, int64(1), rt, "Extend")
+		rt, _ = b.Count.Delta(func() { err = l.Release(ctx) })
+		require.NoError(t, err)
+		assert.Equal(t, int64(1), rt, "Release")
+		rt, _ = b.Count.Delta(func() { l, err = locker.Acquire(ctx, "a", time.Minute) })
+		require.NoError(t, err)
+		assert.Equal(t, int64(1), rt, "uncontended Acquire")
+	})
+}
+
+func TestLock_badInput(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		locker := newLocker(b)
+		_, err := locker.TryAcquire(ctx, "", time.Minute)
+		assert.ErrorContains(t, err, "lock name")
+		_, err = locker.Acquire(ctx, "}x", time.Minute)
+		assert.ErrorContains(t, err, "lock name")
+		_, err = locker.TryAcquire(ctx, "job", 0)
+		assert.ErrorContains(t, err, "ttl")
+		_, err = locker.Acquire(ctx, "job", -time.Second)
+		assert.ErrorContains(t, err, "ttl")
+		_, err = locker.Acquire(ctx, "job", time.Minute, lock.WithWait(-time.Second))
+		assert.ErrorContains(t, err, "wait")
+		err = locker.Do(ctx, "", time.Minute, func(context.Context) error { t.Error("fn ran"); return nil })
+		assert.ErrorContains(t, err, "lock name")
+		assert.Empty(t, keysWithPrefix(t, b), "bad input wrote nothing")
+	})
+	assert.Panics(t, func() { lock.New(nil) })
+	assert.Panics(t, func() { lock.New(redis.NewClient(&redis.Options{}), lock.WithPrefix("a{b")) })
+}
+
+// keysWithPrefix lists the test's keys on every master.
+func keysWithPrefix(t *testing.T, b *redistest.Backend) []string {
+	t.Helper()
+	var (
+		mu  sync.Mutex
+		out []string
+	)
+	scan := func(ctx context.Context, c redis.UniversalClient) error {
+		ks, err := c.Keys(ctx, b.Prefix+"*").Result()
+		mu.Lock()
+		out = append(out, ks...)
+		mu.Unlock()
+		return err
+	}
+	if cc, ok := b.Client.(*redis.ClusterClient); ok {
+		require.NoError(t, cc.ForEachMaster(t.Context(), func(ctx context.Context, c *redis.Client) error { return scan(ctx, c) }))
+	} else {
+		require.NoError(t, scan(t.Context(), b.Client))
+	}
+	return out
+}
