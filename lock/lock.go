@@ -215,7 +215,14 @@ func (l *Lock) attempt(ctx context.Context, left time.Duration) (bool, time.Dura
 		return false, 0, fmt.Errorf("lock: acquire script returned %d values", len(res))
 	}
 	if res[0] == 0 {
-		return false, time.Duration(res[1]) * time.Millisecond, nil
+		switch pttl := res[1]; {
+		case pttl < 0: // held without a TTL (set by hand): wait for a release
+			return false, 0, nil
+		case pttl == 0: // expires within the millisecond
+			return false, time.Millisecond, nil
+		default:
+			return false, time.Duration(pttl) * time.Millisecond, nil
+		}
 	}
 	l.mu.Lock()
 	l.fence = res[1]

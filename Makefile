@@ -1,0 +1,43 @@
+# ria: make test is what CI runs (.ci/run); make examples is where to start.
+GO ?= go
+
+.PHONY: all test vet examples bench redis cover fuzz
+
+all: test
+
+# redis: install redis-server (Debian package) when it is missing; installing
+# needs root, otherwise install it yourself or put redis-server on PATH.
+redis:
+	@command -v redis-server >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing redis-server (apt-get)"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server redis-tools >/dev/null; \
+	  else \
+	    echo "redis-server is missing: run 'sudo apt-get install redis-server' (or put a redis-server on PATH)" >&2; exit 1; \
+	  fi; }
+	@redis-server --version
+
+vet:
+	$(GO) vet ./...
+	cd bench && $(GO) vet ./...
+
+# test: vet, then every test with -race on miniredis, a real redis-server and
+# a real 3-master cluster (started by the tests on loopback ports). A missing
+# redis-server fails instead of skipping.
+test: redis vet
+	RIA_REQUIRE_REDIS=1 $(GO) test -race -count=1 -timeout 30m ./...
+
+# examples: run every program in examples/ on an embedded miniredis, or on
+# the server at REDIS_URL (redis://host:port/db) when it is set.
+examples:
+	@for d in examples/*/; do echo "== $$d"; $(GO) run ./$$d || exit 1; done
+
+# bench: package benchmarks on a real server, then the side-by-side
+# comparisons of bench/ (a separate module). Prints ratios, not verdicts.
+bench: redis
+	$(GO) test -run '^$$' -bench . -benchtime 2s ./...
+	cd bench && $(GO) run ./lockbench
+
+cover: redis
+	RIA_REQUIRE_REDIS=1 $(GO) test -count=1 -coverprofile=cover.out ./...
+	$(GO) tool cover -func=cover.out | tail -1
