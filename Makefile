@@ -26,6 +26,7 @@ vet:
 # redis-server fails instead of skipping.
 test: redis vet
 	RIA_REQUIRE_REDIS=1 $(GO) test -race -count=1 -timeout 30m ./...
+	cd bench && $(GO) test -count=1 ./...
 
 # examples: run every program in examples/ on an embedded miniredis, or on
 # the server at REDIS_URL (redis://host:port/db) when it is set.

@@ -1,0 +1,208 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync/atomic"
+	"time"
+
+	"github.com/bsm/redislock"
+	"github.com/go-redsync/redsync/v4"
+	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ria-go/ria/lock"
+)
+
+// ttl is the lock TTL (redsync: expiry) of every contender, and wait the
+// longest one acquisition may wait in the contended scenario.
+const (
+	ttl  = 10 * time.Second
+	wait = 10 * time.Second
+)
+
+// errNotObtained is what a session returns, wrapped, when the lock was held
+// by another and the library gave up (its retries or wait ran out).
+var errNotObtained = errors.New("not obtained")
+
+// session is one goroutine's handle on the benchmark's lock.
+type session interface {
+	lock(ctx context.Context) error
+	unlock(ctx context.Context) error
+}
+
+// counters are the per-run counts every goroutine of a run adds to.
+type counters struct {
+	acquired   atomic.Int64 // successful acquisitions
+	failed     atomic.Int64 // failed attempts, where the library lets us see them
+	errors     atomic.Int64 // calls that returned an error (not a failed attempt)
+	violations atomic.Int64 // a goroutine entered the critical section while another was in it
+}
+
+// contender is one library in one configuration.
+type contender struct {
+	name string
+	// attempts tells whether failed attempts are observable, so that ops/s
+	// counts them; if not, ops/s counts successful acquisitions.
+	attempts bool
+	// note explains the configuration in the output.
+	note       string
+	newSession func(rdb *redis.Client, prefix, name string, cnt *counters) session
+}
+
+// ---- ria ----
+
+type riaSession struct {
+	lk     *lock.Locker
+	name   string
+	wait   bool
+	failed *atomic.Int64
+	l      *lock.Lock
+}
+
+func ria(waiting bool) contender {
+	c := contender{
+		name: "ria",
+		newSession: func(rdb *redis.Client, prefix, name string, cnt *counters) session {
+			return &riaSession{
+				lk: lock.New(rdb, lock.WithPrefix(prefix+"ria:")), name: name,
+				wait: waiting, failed: &cnt.failed,
+			}
+		},
+	}
+	if waiting {
+		c.note = fmt.Sprintf("Acquire(ttl %v, WithWait(%v)): blocks on the wake list, no polling", ttl, wait)
+	} else {
+		c.attempts = true
+		c.note = fmt.Sprintf("TryAcquire(ttl %v)", ttl)
+	}
+	return c
+}
+
+func (s *riaSession) lock(ctx context.Context) error {
+	var err error
+	if s.wait {
+		s.l, err = s.lk.Acquire(ctx, s.name, ttl, lock.WithWait(wait))
+	} else {
+		s.l, err = s.lk.TryAcquire(ctx, s.name, ttl)
+	}
+	if errors.Is(err, lock.ErrNotObtained) {
+		if !s.wait {
+			s.failed.Add(1)
+		}
+		return fmt.Errorf("%w: %w", errNotObtained, err)
+	}
+	return err
+}
+
+func (s *riaSession) unlock(ctx context.Context) error { return s.l.Release(ctx) }
+
+// ---- bsm/redislock ----
+
+type redislockSession struct {
+	client *redislock.Client
+	key    string
+	retry  func() redislock.RetryStrategy
+	failed *atomic.Int64
+	l      *redislock.Lock
+}
+
+// redislockContender retries with the strategy that retry returns, a new
+// one per Obtain: ExponentialBackoff keeps its retry count in the strategy,
+// so sharing one across calls would leave every call at the maximum delay.
+func redislockContender(name, note string, retry func() redislock.RetryStrategy) contender {
+	return contender{
+		name:     name,
+		attempts: true,
+		note:     note,
+		newSession: func(rdb *redis.Client, prefix, name string, cnt *counters) session {
+			return &redislockSession{
+				client: redislock.New(rdb), key: prefix + "redislock:" + name,
+				retry: retry, failed: &cnt.failed,
+			}
+		},
+	}
+}
+
+// countingRetry counts failed attempts: redislock asks its strategy for the
+// next backoff after each one.
+type countingRetry struct {
+	redislock.RetryStrategy
+	failed *atomic.Int64
+}
+
+func (r countingRetry) NextBackoff() time.Duration {
+	r.failed.Add(1)
+	return r.RetryStrategy.NextBackoff()
+}
+
+func (s *redislockSession) lock(ctx context.Context) error {
+	var err error
+	opt := &redislock.Options{RetryStrategy: countingRetry{s.retry(), s.failed}}
+	s.l, err = s.client.Obtain(ctx, s.key, ttl, opt)
+	if errors.Is(err, redislock.ErrNotObtained) { // the failed attempt was counted by NextBackoff
+		return fmt.Errorf("%w: %w", errNotObtained, err)
+	}
+	return err
+}
+
+func (s *redislockSession) unlock(ctx context.Context) error { return s.l.Release(ctx) }
+
+// ---- go-redsync/redsync ----
+
+type redsyncSession struct {
+	m      *redsync.Mutex
+	once   bool
+	failed *atomic.Int64
+}
+
+func redsyncContender(name, note string, retryDelay time.Duration) contender {
+	once := retryDelay == 0
+	return contender{
+		name:     name,
+		attempts: true,
+		note:     note,
+		newSession: func(rdb *redis.Client, prefix, name string, cnt *counters) session {
+			opts := []redsync.Option{redsync.WithExpiry(ttl)}
+			if !once {
+				opts = append(opts,
+					redsync.WithTries(math.MaxInt32), // never gives up within a run
+					// WithRetryDelay(retryDelay), counting the retries: redsync
+					// calls it before every attempt but the first.
+					redsync.WithRetryDelayFunc(func(int) time.Duration {
+						cnt.failed.Add(1)
+						return retryDelay
+					}))
+			}
+			rs := redsync.New(goredis.NewPool(rdb))
+			return &redsyncSession{m: rs.NewMutex(prefix+"redsync:"+name, opts...), once: once, failed: &cnt.failed}
+		},
+	}
+}
+
+func (s *redsyncSession) lock(ctx context.Context) error {
+	var err error
+	if s.once {
+		err = s.m.TryLockContext(ctx)
+	} else {
+		err = s.m.LockContext(ctx)
+	}
+	var taken *redsync.ErrTaken
+	if errors.Is(err, redsync.ErrFailed) || errors.As(err, &taken) {
+		if s.once { // with retries, the retry delay function counted it
+			s.failed.Add(1)
+		}
+		return fmt.Errorf("%w: %w", errNotObtained, err)
+	}
+	return err
+}
+
+func (s *redsyncSession) unlock(ctx context.Context) error {
+	ok, err := s.m.UnlockContext(ctx)
+	if err == nil && !ok {
+		err = errors.New("redsync: unlock: not held")
+	}
+	return err
+}
