@@ -20,14 +20,23 @@
 //     token is still ours, so a holder whose lock expired gets [ErrNotHeld]
 //     and never touches the next holder's lock.
 //   - [Lock.Fence] is strictly increasing per lock name, minted in the same
-//     script as the acquisition. It is max(previous+1, server time in µs), so
-//     it keeps increasing even if Redis loses the counter (restart without
-//     persistence, failover), as long as the server clock does not go back.
-//   - No polling storm: a waiter blocks (BLPOP) on a per-lock wake list; the
-//     release script pushes one token when someone waits, waking one waiter.
-//     A crashed holder wakes nobody, so waiters also wake when its TTL ends
-//     (plus a few ms of jitter). A contended hand-off costs a few round
-//     trips, not hundreds of failed attempts.
+//     script as the acquisition (or hand-over). A counter that is new, or was
+//     lost by a restart without persistence or a failover, starts again from
+//     the server time in microseconds, above every fence minted before as
+//     long as the server clock does not go back.
+//   - Fair waiting without polling: a waiter joins a FIFO queue and blocks
+//     (BLPOP) on a grant list of its own; the release script hands the lock
+//     directly to the first live waiter (sets it as owner with the waiter's
+//     TTL, mints its fence, pushes the fence to its grant list). Waiters are
+//     served in arrival order, newcomers cannot cut in while anyone waits,
+//     and a contended hand-off costs the waiter three round trips (queue,
+//     block, release), never a storm of failed attempts.
+//   - A holder that crashes never releases: waiters block at most until its
+//     TTL ends (plus a few ms of jitter), then try again. A waiter that gives
+//     up (wait over, ctx cancelled) leaves the queue, and releases the lock
+//     if it was handed over meanwhile. A waiter that dies keeps its place only
+//     until the end of its current blocking wait (bounded by the owner's TTL
+//     and its own wait, plus 2 s); a release skips expired places.
 //   - [Lock.KeepAlive] cancels the holder's context as soon as the lock is
 //     known lost, with [ErrNotHeld] as cause.
 //
@@ -38,9 +47,11 @@
 //     fence protects the resource in that case; use it.
 //   - A holder that stalls past its TTL without KeepAlive loses the lock
 //     silently; it learns so from Release or Extend ([ErrNotHeld]).
-//   - Waiters are woken one per release but are not served in FIFO order: a
-//     newcomer may take a just-released lock first, and the woken waiter
-//     blocks again.
+//   - A waiter that dies just after a release handed it the lock holds it
+//     until the TTL it asked for ends, like any crashed holder.
+//   - After a holder crashed, the waiters that wake at its TTL race for the
+//     lock; FIFO order resumes with the next release.
+//   - TryAcquire does not queue; it fails while the lock is held.
 //   - Each blocked waiter holds one connection of the client's pool for the
 //     duration of its BLPOP; size PoolSize above the number of concurrent
 //     waiters.
@@ -51,17 +62,25 @@
 //
 // With the default prefix "lock:" and a lock named N:
 //
-//	lock:{N}:owner    STRING  holder's token, PX ttl
-//	lock:{N}:fence    STRING  last fencing token (no TTL; one per lock name)
-//	lock:{N}:waiting  STRING  mark that someone waits, PX of the longest wait
-//	lock:{N}:wake     LIST    wake tokens, PX of the waiting mark
+//	lock:{N}:owner     STRING  holder's token, PX ttl
+//	lock:{N}:fence     STRING  last fencing token (no TTL; one per lock name)
+//	lock:{N}:queue     LIST    tokens of waiters, oldest first
+//	lock:{N}:waiters   HASH    waiter token -> "<place expiry ms> <ttl ms>"
+//	lock:{N}:grant:<T> LIST    the fence of the lock handed to waiter T, PX ttl
+//
+// The queue and waiters keys expire with the longest waiter's place. The
+// release script builds grant keys from the declared prefix key and the
+// popped token (they cannot be declared before the pop); the hash tag keeps
+// them in the lock's slot.
 //
 // # Round trips
 //
 // Once the scripts are cached on the server (the first call of each script
 // on a server costs one more: EVALSHA answered NOSCRIPT, then EVAL):
 // TryAcquire 1, uncontended Acquire 1, Release 1, Extend 1, one Extend every
-// TTL/3 under KeepAlive. A waiter pays 1 per blocking wait and 1 per retry.
+// TTL/3 under KeepAlive. A waiter pays 1 to queue, 1 per blocking wait (one
+// wait when a release hands it the lock; one more per expired owner TTL or
+// per 30 s), and 1 to leave the queue if it gives up.
 //
 // # Redis Cluster
 //

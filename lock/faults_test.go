@@ -58,7 +58,7 @@ func TestLock_Acquire_throughRestart(t *testing.T) {
 		_, err := locker.Acquire(ctx, "job", time.Minute, lock.WithWait(30*time.Second))
 		done <- err
 	}()
-	require.Eventually(t, func() bool { return c.Exists(ctx, "lock:{job}:waiting").Val() == 1 }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return c.LLen(ctx, "lock:{job}:queue").Val() == 1 }, 5*time.Second, time.Millisecond)
 	srv.Restart(t)
 	select {
 	case err := <-done:

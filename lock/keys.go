@@ -3,12 +3,17 @@ package lock
 // ownerKey is a STRING holding the holder's token, with the lock's TTL.
 func (lk *Locker) ownerKey(name string) string { return lk.keys.Key(name, "owner") }
 
-// fenceKey is a STRING counter, the last fencing token minted; it has no TTL.
+// fenceKey is a STRING counter, the last fencing token minted; no TTL.
 func (lk *Locker) fenceKey(name string) string { return lk.keys.Key(name, "fence") }
 
-// waitingKey is a STRING mark whose TTL covers the longest current waiter:
-// release wakes a waiter only while it exists.
-func (lk *Locker) waitingKey(name string) string { return lk.keys.Key(name, "waiting") }
+// queueKey is a LIST of the tokens of waiting acquirers, oldest first.
+func (lk *Locker) queueKey(name string) string { return lk.keys.Key(name, "queue") }
 
-// wakeKey is a LIST of wake tokens that waiters block on with BLPOP.
-func (lk *Locker) wakeKey(name string) string { return lk.keys.Key(name, "wake") }
+// waitersKey is a HASH from a waiting token to "<place expiry ms> <ttl ms>":
+// how long its place in the queue stays valid (server time) and the TTL the
+// lock gets when handed to it.
+func (lk *Locker) waitersKey(name string) string { return lk.keys.Key(name, "waiters") }
+
+// grantPrefix is the prefix of the grant keys; grantPrefix+token is a LIST
+// where a release pushes the fence of the lock it hands to that waiter.
+func (lk *Locker) grantPrefix(name string) string { return lk.keys.Key(name, "grant:") }

@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -29,11 +30,11 @@ var (
 var (
 	//go:embed acquire.lua
 	acquireLua    string
-	acquireScript = script.New("lock acquire", acquireLua)
+	acquireScript = script.New("lock acquire", script.MintLua+acquireLua)
 
 	//go:embed release.lua
 	releaseLua    string
-	releaseScript = script.New("lock release", releaseLua)
+	releaseScript = script.New("lock release", script.MintLua+releaseLua)
 
 	//go:embed extend.lua
 	extendLua    string
@@ -96,8 +97,11 @@ func (lk *Locker) TryAcquire(ctx context.Context, name string, ttl time.Duration
 		return nil, err
 	}
 	l := lk.newLock(name, ttl)
-	ok, _, err := l.attempt(ctx, 0)
+	ok, _, err := l.attempt(ctx, 0, false)
 	if err != nil {
+		if ctx.Err() != nil {
+			l.leave(ctx) // the script may have run: leave no lock behind
+		}
 		return nil, fmt.Errorf("lock: acquire %q: %w", name, err)
 	}
 	if !ok {
@@ -107,13 +111,16 @@ func (lk *Locker) TryAcquire(ctx context.Context, name string, ttl time.Duration
 }
 
 // Acquire takes the lock name for ttl, waiting while another holds it until
-// it is released or expires, ctx ends, or the [WithWait] time passes. A
-// waiter does not poll: it blocks until the holder's release wakes it (one
-// waiter per release) or the holder's TTL runs out. Transient errors (a
-// restarting server) are retried with backoff while the wait lasts.
+// it is handed over, ctx ends, or the [WithWait] time passes. Waiters queue
+// first come first served and do not poll: a release hands the lock directly
+// to the first live waiter, which was blocked on a list of its own. If the
+// holder never releases (it crashed), waiters try again when its TTL ends.
+// Transient errors (a restarting server) are retried with backoff while the
+// wait lasts.
 //
 // It returns [ErrNotObtained] when the wait ends, joined with ctx.Err() when
-// ctx ended. Uncontended, it costs one round trip.
+// ctx ended. Uncontended, it costs one round trip; a waiter pays one more to
+// queue, one per blocking wait, and one to leave the queue if it gives up.
 func (lk *Locker) Acquire(ctx context.Context, name string, ttl time.Duration, opts ...AcquireOption) (*Lock, error) {
 	if err := check(name, ttl); err != nil {
 		return nil, err
@@ -130,7 +137,7 @@ func (lk *Locker) Acquire(ctx context.Context, name string, ttl time.Duration, o
 		deadline = time.Now().Add(o.wait)
 	}
 	l := lk.newLock(name, ttl)
-	ok, err := wait.Until(ctx, lk.rdb, lk.wakeKey(name), deadline, l.attempt)
+	ok, err := l.acquire(ctx, deadline)
 	switch {
 	case ok:
 		return l, nil
@@ -198,17 +205,97 @@ type Lock struct {
 	alive    *keepAlive
 }
 
-// attempt runs the acquire script once; left > 0 marks the lock as waited on.
-func (l *Lock) attempt(ctx context.Context, left time.Duration) (bool, time.Duration, error) {
+// acquire is Acquire's loop: try, queue, block on the grant key until a
+// release hands the lock over or the owner's TTL ends, try again.
+func (l *Lock) acquire(ctx context.Context, deadline time.Time) (bool, error) {
+	var (
+		queued  bool
+		backoff time.Duration
+		lastErr error
+	)
+	// giveUp leaves the queue (releasing the lock if it was handed over
+	// meanwhile) and reports failure.
+	giveUp := func(err error) (bool, error) {
+		if queued {
+			l.leave(ctx)
+		}
+		return false, err
+	}
+	for {
+		left := wait.MaxBlock
+		if !deadline.IsZero() {
+			left = min(left, time.Until(deadline))
+		}
+		ok, retryIn, err := l.attempt(ctx, max(left, time.Millisecond), queued)
+		// An attempt that failed, or whose reply was lost, may have queued us.
+		queued = true
+		if err == nil {
+			if ok {
+				return true, nil
+			}
+			if !deadline.IsZero() && !time.Now().Before(deadline) {
+				return giveUp(nil)
+			}
+			backoff, lastErr = 0, nil
+			block := left
+			if retryIn > 0 {
+				block = min(block, retryIn+spread(retryIn))
+			}
+			if !deadline.IsZero() {
+				block = min(block, time.Until(deadline))
+			}
+			sent := time.Now()
+			var fence string
+			fence, ok, err = wait.Pop(ctx, l.lk.rdb, l.grantKey(), max(block, time.Millisecond))
+			if ok {
+				return l.granted(fence, sent)
+			}
+			if err == nil {
+				continue
+			}
+		}
+		if !wait.Transient(err) {
+			return giveUp(errors.Join(err, lastErr))
+		}
+		lastErr = err
+		backoff = min(max(2*backoff, 10*time.Millisecond), time.Second)
+		if !deadline.IsZero() && time.Until(deadline) < backoff {
+			return giveUp(err)
+		}
+		if serr := wait.Sleep(ctx, wait.Jitter(backoff)); serr != nil {
+			return giveUp(errors.Join(serr, err))
+		}
+	}
+}
+
+// spread is the jitter added to a wait bound by the owner's TTL, so that
+// waiters freed by an expiry do not all try in the same millisecond: up to a
+// tenth of it, at most 20ms.
+func spread(d time.Duration) time.Duration {
+	return time.Millisecond + wait.Jitter(min(d/10, 20*time.Millisecond))
+}
+
+// granted records the lock handed over by a release; the grant carries the
+// fence. Its TTL started after sent, so sent+ttl is a safe expiry estimate.
+func (l *Lock) granted(fence string, sent time.Time) (bool, error) {
+	f, err := strconv.ParseInt(fence, 10, 64)
+	if err != nil {
+		return false, fmt.Errorf("lock: malformed grant %q: %w", fence, err)
+	}
+	l.mu.Lock()
+	l.fence, l.expiry = f, sent.Add(l.ttl)
+	l.mu.Unlock()
+	return true, nil
+}
+
+// attempt runs the acquire script once; left > 0 queues the caller.
+func (l *Lock) attempt(ctx context.Context, left time.Duration, queued bool) (bool, time.Duration, error) {
 	lk := l.lk
 	sent := time.Now()
 	res, err := acquireScript.Int64s(ctx, lk.rdb,
-		[]string{l.owner, lk.fenceKey(l.name), lk.waitingKey(l.name)},
-		l.token, l.ttl.Milliseconds(), waitMs(left))
+		[]string{l.owner, lk.fenceKey(l.name), lk.queueKey(l.name), lk.waitersKey(l.name), l.grantKey()},
+		l.token, l.ttl.Milliseconds(), waitMs(left), flag(queued))
 	if err != nil {
-		if ctx.Err() != nil {
-			l.abandon(ctx) // the script may have run: do not leave the lock taken
-		}
 		return false, 0, err
 	}
 	if len(res) != 2 {
@@ -231,6 +318,13 @@ func (l *Lock) attempt(ctx context.Context, left time.Duration) (bool, time.Dura
 	return true, 0, nil
 }
 
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
 func waitMs(left time.Duration) int64 {
 	if left <= 0 {
 		return 0
@@ -238,11 +332,13 @@ func waitMs(left time.Duration) int64 {
 	return max(left.Milliseconds(), 1)
 }
 
-// abandon releases the lock in case an attempt cut short by ctx did take it.
-func (l *Lock) abandon(ctx context.Context) {
+// leave takes the caller out of the queue and releases the lock in case a
+// release handed it over (or an attempt cut short by ctx took it): best
+// effort, bounded by one second, whatever ctx says.
+func (l *Lock) leave(ctx context.Context) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer cancel()
-	_, _ = l.release(rctx)
+	_, _ = l.release(rctx, true)
 }
 
 // Name returns the lock's name.
@@ -261,13 +357,13 @@ func (l *Lock) Fence() int64 {
 	return l.fence
 }
 
-// Release deletes the lock if this holder still has it, in one round trip,
-// and wakes one waiter. It returns [ErrNotHeld] if the lock expired or was
+// Release gives the lock up if this holder still has it, in one round trip:
+// it hands it to the first waiter, or deletes it when nobody waits. It returns [ErrNotHeld] if the lock expired or was
 // released already; then it changes nothing, whoever holds the lock now.
 // It stops a running [Lock.KeepAlive].
 func (l *Lock) Release(ctx context.Context) error {
 	l.stopKeepAlive(nil)
-	ok, err := l.release(ctx)
+	ok, err := l.release(ctx, false)
 	if err != nil {
 		return fmt.Errorf("lock: release %q: %w", l.name, err)
 	}
@@ -280,12 +376,15 @@ func (l *Lock) Release(ctx context.Context) error {
 	return nil
 }
 
-func (l *Lock) release(ctx context.Context) (bool, error) {
+func (l *Lock) release(ctx context.Context, leaving bool) (bool, error) {
 	lk := l.lk
 	n, err := releaseScript.Int64(ctx, lk.rdb,
-		[]string{l.owner, lk.waitingKey(l.name), lk.wakeKey(l.name)}, l.token)
+		[]string{l.owner, lk.fenceKey(l.name), lk.queueKey(l.name), lk.waitersKey(l.name), lk.grantPrefix(l.name), l.grantKey()},
+		l.token, flag(leaving))
 	return n == 1, err
 }
+
+func (l *Lock) grantKey() string { return l.lk.grantPrefix(l.name) + l.token }
 
 // Extend resets the lock's TTL to ttl if this holder still has it, in one
 // round trip. It returns [ErrNotHeld] if the lock expired or was released.

@@ -22,12 +22,12 @@ func newLocker(b *redistest.Backend) *lock.Locker {
 
 func ownerKey(b *redistest.Backend, name string) string { return b.Prefix + "{" + name + "}:owner" }
 
-// waitForWaiter blocks until some Acquire of name has marked itself waiting.
-func waitForWaiter(t *testing.T, b *redistest.Backend, name string) {
+// waitForWaiters blocks until n Acquires of name are queued.
+func waitForWaiters(t *testing.T, b *redistest.Backend, name string, n int64) {
 	t.Helper()
 	require.Eventually(t, func() bool {
-		n, err := b.Client.Exists(context.Background(), b.Prefix+"{"+name+"}:waiting").Result()
-		return err == nil && n == 1
+		got, err := b.Client.LLen(context.Background(), b.Prefix+"{"+name+"}:queue").Result()
+		return err == nil && got == n
 	}, 5*time.Second, time.Millisecond)
 }
 
@@ -147,7 +147,7 @@ func TestLock_Acquire_wokenByRelease(t *testing.T) {
 			r.rt, _ = count.Delta(func() { r.l, r.err = waiter.Acquire(ctx, "job", time.Minute, lock.WithWait(20*time.Second)) })
 			done <- r
 		}()
-		waitForWaiter(t, b, "job")
+		waitForWaiters(t, b, "job", 1)
 		released := time.Now()
 		require.NoError(t, holder.Release(ctx))
 
@@ -171,7 +171,7 @@ func TestLock_Acquire_crashedHolder(t *testing.T) {
 			_, err := locker.Acquire(ctx, "job", time.Minute, lock.WithWait(20*time.Second))
 			done <- err
 		}()
-		waitForWaiter(t, b, "job")
+		waitForWaiters(t, b, "job", 1)
 		b.FastForward(400 * time.Millisecond)
 		assert.NoError(t, <-done)
 	})
@@ -189,7 +189,7 @@ func TestLock_Acquire_ctxCancelled(t *testing.T) {
 			_, err := locker.Acquire(ctx, "job", time.Minute)
 			done <- err
 		}()
-		waitForWaiter(t, b, "job")
+		waitForWaiters(t, b, "job", 1)
 		cancel()
 		select {
 		case err := <-done:
@@ -394,19 +394,32 @@ func TestLock_badInput(t *testing.T) {
 	assert.Panics(t, func() { lock.New(redis.NewClient(&redis.Options{}), lock.WithPrefix("a{b")) })
 }
 
-// keysWithPrefix lists the test's keys on every master.
-func keysWithPrefix(t *testing.T, b *redistest.Backend) []string {
+// keysWithPrefix lists the test's keys on every master: all of them, or
+// those of lock "job" whose part is one of parts.
+func keysWithPrefix(t *testing.T, b *redistest.Backend, parts ...string) []string {
 	t.Helper()
 	var (
 		mu  sync.Mutex
 		out []string
 	)
+	patterns := []string{b.Prefix + "*"}
+	if len(parts) > 0 {
+		patterns = nil
+		for _, p := range parts {
+			patterns = append(patterns, b.Prefix+"{job}:"+p)
+		}
+	}
 	scan := func(ctx context.Context, c redis.UniversalClient) error {
-		ks, err := c.Keys(ctx, b.Prefix+"*").Result()
-		mu.Lock()
-		out = append(out, ks...)
-		mu.Unlock()
-		return err
+		for _, p := range patterns {
+			ks, err := c.Keys(ctx, p).Result()
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			out = append(out, ks...)
+			mu.Unlock()
+		}
+		return nil
 	}
 	if cc, ok := b.Client.(*redis.ClusterClient); ok {
 		require.NoError(t, cc.ForEachMaster(t.Context(), func(ctx context.Context, c *redis.Client) error { return scan(ctx, c) }))

@@ -9,10 +9,19 @@ package script
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 
 	"github.com/redis/go-redis/v9"
 )
+
+// MintLua defines the Lua function mint(key), which returns the next value of
+// a counter that stays strictly increasing even if Redis loses it (fencing
+// tokens, permit sequence numbers). Prepend it to a script's source:
+// New(name, MintLua+src).
+//
+//go:embed mint.lua
+var MintLua string
 
 // Script is one embedded Lua script. It is safe for concurrent use.
 type Script struct {

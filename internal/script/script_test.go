@@ -2,6 +2,7 @@ package script_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
@@ -36,4 +37,25 @@ func TestScript(t *testing.T) {
 
 	_, err = script.New("bad", "return redis.call('nosuchcommand')").Run(ctx, rdb, nil)
 	assert.ErrorContains(t, err, "script bad:")
+}
+
+func TestMintLua(t *testing.T) {
+	srv := miniredis.RunT(t)
+	srv.SetTime(time.Unix(1_700_000_000, 0))
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	ctx := t.Context()
+	mint := script.New("mint", script.MintLua+"return mint(KEYS[1])")
+
+	first, err := mint.Int64(ctx, rdb, []string{"c"})
+	require.NoError(t, err)
+	assert.Equal(t, int64(1_700_000_000_000_000), first, "a new counter starts at the server time in µs")
+	next, err := mint.Int64(ctx, rdb, []string{"c"})
+	require.NoError(t, err)
+	assert.Equal(t, first+1, next)
+
+	require.NoError(t, rdb.Del(ctx, "c").Err()) // the counter is lost
+	srv.SetTime(time.Unix(1_700_000_000, 5000))
+	after, err := mint.Int64(ctx, rdb, []string{"c"})
+	require.NoError(t, err)
+	assert.Greater(t, after, next)
 }

@@ -13,6 +13,7 @@ package wait
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -108,48 +109,75 @@ func spread(d time.Duration) time.Duration {
 // blocked read on cancellation); if that abandoned BLPOP later receives a
 // token, the token is pushed back so that another waiter gets it.
 func Block(ctx context.Context, c Client, key string, d time.Duration) error {
+	_, _, err := pop(ctx, c, key, d, true)
+	return err
+}
+
+// Pop waits up to d for a value on key, a list that only this caller reads,
+// and returns it (ok false when d passed). If ctx ends first it returns
+// ctx.Err() at once, and a value the abandoned BLPOP receives afterwards is
+// dropped: the caller must reconcile that case on the server (the lock's
+// leave script does).
+func Pop(ctx context.Context, c Client, key string, d time.Duration) (string, bool, error) {
+	return pop(ctx, c, key, d, false)
+}
+
+func pop(ctx context.Context, c Client, key string, d time.Duration, repush bool) (string, bool, error) {
 	if err := ctx.Err(); err != nil {
-		return err
+		return "", false, err
 	}
-	done := make(chan error) // unbuffered: a result nobody takes goes to the abandoned branch
+	type result struct {
+		val string
+		ok  bool
+		err error
+	}
+	done := make(chan result) // unbuffered: a result nobody takes goes to the abandoned branch
 	abandoned := make(chan struct{})
 	go func() {
 		bctx := context.WithoutCancel(ctx)
-		got, err := blpop(bctx, c, key, d)
+		val, ok, err := blpop(bctx, c, key, d)
 		select {
-		case done <- err:
+		case done <- result{val, ok, err}:
 		case <-abandoned:
-			if got {
+			if ok && repush {
 				pctx, cancel := context.WithTimeout(bctx, 5*time.Second)
-				_ = c.LPush(pctx, key, 1).Err()
+				_ = c.LPush(pctx, key, val).Err()
 				cancel()
 			}
 		}
 	}()
 	select {
-	case err := <-done:
-		return err
+	case r := <-done:
+		return r.val, r.ok, r.err
 	case <-ctx.Done():
 		close(abandoned)
-		return ctx.Err()
+		return "", false, ctx.Err()
 	}
 }
 
-// blpop pops a token from key, waiting at most d. go-redis's BLPop takes
+// blpop pops a value from key, waiting at most d. go-redis's BLPop takes
 // whole seconds only, so a sub-second wait goes through Do with a fractional
 // timeout (Redis 6+).
-func blpop(ctx context.Context, c Client, key string, d time.Duration) (bool, error) {
-	var err error
+func blpop(ctx context.Context, c Client, key string, d time.Duration) (string, bool, error) {
+	var (
+		kv  []string
+		err error
+	)
 	if d >= time.Second {
-		err = c.BLPop(ctx, d.Truncate(time.Second), key).Err()
+		kv, err = c.BLPop(ctx, d.Truncate(time.Second), key).Result()
 	} else {
 		secs := strconv.FormatFloat(max(d.Seconds(), 0.001), 'f', 3, 64)
-		err = c.Do(ctx, "blpop", key, secs).Err()
+		kv, err = c.Do(ctx, "blpop", key, secs).StringSlice()
 	}
-	if err == redis.Nil {
-		return false, nil
+	switch {
+	case err == redis.Nil:
+		return "", false, nil
+	case err != nil:
+		return "", false, err
+	case len(kv) != 2:
+		return "", false, fmt.Errorf("wait: BLPOP %s: want [key value], got %d values", key, len(kv))
 	}
-	return err == nil, err
+	return kv[1], true, nil
 }
 
 // Transient reports whether err may go away if the operation is retried:

@@ -1,0 +1,14 @@
+-- mint(key): the next value of the counter at key, strictly increasing even
+-- if the counter is lost (a restart without persistence, a failover): a
+-- counter that INCR finds new starts from the server time in microseconds,
+-- which is above every value minted before as long as the server clock does
+-- not go back (fewer than one mint per microsecond since the first).
+local function mint(key)
+  local n = redis.call('incr', key)
+  if n == 1 then
+    local t = redis.call('time')
+    n = tonumber(t[1]) * 1000000 + tonumber(t[2])
+    redis.call('set', key, string.format('%d', n))
+  end
+  return n
+end
