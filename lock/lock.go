@@ -137,7 +137,12 @@ func (lk *Locker) Acquire(ctx context.Context, name string, ttl time.Duration, o
 		deadline = time.Now().Add(o.wait)
 	}
 	l := lk.newLock(name, ttl)
-	ok, err := l.acquire(ctx, deadline)
+	ok, err := wait.Queue(ctx, lk.rdb, deadline, wait.Turn{
+		GrantKey: l.grantKey(),
+		Attempt:  l.attempt,
+		Granted:  l.granted,
+		Leave:    l.leave,
+	})
 	switch {
 	case ok:
 		return l, nil
@@ -205,87 +210,17 @@ type Lock struct {
 	alive    *keepAlive
 }
 
-// acquire is Acquire's loop: try, queue, block on the grant key until a
-// release hands the lock over or the owner's TTL ends, try again.
-func (l *Lock) acquire(ctx context.Context, deadline time.Time) (bool, error) {
-	var (
-		queued  bool
-		backoff time.Duration
-		lastErr error
-	)
-	// giveUp leaves the queue (releasing the lock if it was handed over
-	// meanwhile) and reports failure.
-	giveUp := func(err error) (bool, error) {
-		if queued {
-			l.leave(ctx)
-		}
-		return false, err
-	}
-	for {
-		left := wait.MaxBlock
-		if !deadline.IsZero() {
-			left = min(left, time.Until(deadline))
-		}
-		ok, retryIn, err := l.attempt(ctx, max(left, time.Millisecond), queued)
-		// An attempt that failed, or whose reply was lost, may have queued us.
-		queued = true
-		if err == nil {
-			if ok {
-				return true, nil
-			}
-			if !deadline.IsZero() && !time.Now().Before(deadline) {
-				return giveUp(nil)
-			}
-			backoff, lastErr = 0, nil
-			block := left
-			if retryIn > 0 {
-				block = min(block, retryIn+spread(retryIn))
-			}
-			if !deadline.IsZero() {
-				block = min(block, time.Until(deadline))
-			}
-			sent := time.Now()
-			var fence string
-			fence, ok, err = wait.Pop(ctx, l.lk.rdb, l.grantKey(), max(block, time.Millisecond))
-			if ok {
-				return l.granted(fence, sent)
-			}
-			if err == nil {
-				continue
-			}
-		}
-		if !wait.Transient(err) {
-			return giveUp(errors.Join(err, lastErr))
-		}
-		lastErr = err
-		backoff = min(max(2*backoff, 10*time.Millisecond), time.Second)
-		if !deadline.IsZero() && time.Until(deadline) < backoff {
-			return giveUp(err)
-		}
-		if serr := wait.Sleep(ctx, wait.Jitter(backoff)); serr != nil {
-			return giveUp(errors.Join(serr, err))
-		}
-	}
-}
-
-// spread is the jitter added to a wait bound by the owner's TTL, so that
-// waiters freed by an expiry do not all try in the same millisecond: up to a
-// tenth of it, at most 20ms.
-func spread(d time.Duration) time.Duration {
-	return time.Millisecond + wait.Jitter(min(d/10, 20*time.Millisecond))
-}
-
 // granted records the lock handed over by a release; the grant carries the
-// fence. Its TTL started after sent, so sent+ttl is a safe expiry estimate.
-func (l *Lock) granted(fence string, sent time.Time) (bool, error) {
+// fence. Its TTL started after since, so since+ttl is a safe expiry estimate.
+func (l *Lock) granted(fence string, since time.Time) error {
 	f, err := strconv.ParseInt(fence, 10, 64)
 	if err != nil {
-		return false, fmt.Errorf("lock: malformed grant %q: %w", fence, err)
+		return fmt.Errorf("lock: malformed grant %q: %w", fence, err)
 	}
 	l.mu.Lock()
-	l.fence, l.expiry = f, sent.Add(l.ttl)
+	l.fence, l.expiry = f, since.Add(l.ttl)
 	l.mu.Unlock()
-	return true, nil
+	return nil
 }
 
 // attempt runs the acquire script once; left > 0 queues the caller.

@@ -4,7 +4,7 @@
 // The real servers are started from the redis-server binary on free loopback
 // ports, once per test binary, the first time a test asks for them; [Main]
 // stops them when the tests end. Each test gets its own key prefix
-// ("test:"+t.Name()+":") and its own clients, so tests may run in parallel
+// ("test:<t.Name()>:<n>:") and its own clients, so tests may run in parallel
 // on the shared servers.
 //
 // When redis-server is not on PATH the real backends are skipped with a loud
@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -79,7 +80,9 @@ func Run(t *testing.T, fn func(t *testing.T, b *Backend)) {
 // unavailable (see the package doc).
 func New(t testing.TB, k Kind) *Backend {
 	t.Helper()
-	b := &Backend{Kind: k, Prefix: "test:" + t.Name() + ":", t: t}
+	// The sequence number keeps -count=N runs and benchmark reruns of one
+	// test binary from meeting each other's keys on the shared servers.
+	b := &Backend{Kind: k, Prefix: fmt.Sprintf("test:%s:%d:", t.Name(), prefixSeq.Add(1)), t: t}
 	switch k {
 	case Mini:
 		b.Mini = miniredis.RunT(t)
@@ -133,6 +136,8 @@ func (b *Backend) FastForward(d time.Duration) {
 	}
 	time.Sleep(d)
 }
+
+var prefixSeq atomic.Int64
 
 var (
 	binOnce sync.Once

@@ -64,8 +64,9 @@ type Pipeliner interface {
 }
 
 // Chunked queues add(p, item) for each item and executes the pipeline every
-// size items, so n items cost ceil(n/size) round trips. It returns the first
-// command error, if any, after running every chunk up to the failing one.
+// size items, so n items cost ceil(n/size) round trips. It stops at the
+// first chunk with a failed command and returns that command's error; a
+// missing key (redis.Nil) is not a failure.
 // On a cluster, go-redis splits each chunk by node.
 func Chunked[T any](ctx context.Context, c Pipeliner, items []T, size int, add func(p redis.Pipeliner, item T)) error {
 	if size < 1 {
@@ -76,7 +77,19 @@ func Chunked[T any](ctx context.Context, c Pipeliner, items []T, size int, add f
 		for _, it := range items[start:min(start+size, len(items))] {
 			add(p, it)
 		}
-		if _, err := p.Exec(ctx); err != nil && err != redis.Nil {
+		cmds, err := p.Exec(ctx)
+		if err == redis.Nil {
+			// Exec reports the first command error, and a missing key is
+			// not one; look for a real failure further on.
+			err = nil
+			for _, c := range cmds {
+				if cerr := c.Err(); cerr != nil && cerr != redis.Nil {
+					err = cerr
+					break
+				}
+			}
+		}
+		if err != nil {
 			return fmt.Errorf("txn: pipeline of items %d..%d: %w", start, min(start+size, len(items))-1, err)
 		}
 	}

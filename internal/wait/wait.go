@@ -1,13 +1,15 @@
 // Package wait is the waiting side of ria's blocking primitives (lock,
-// semaphore): instead of polling, a waiter that failed to acquire blocks on a
-// per-resource wake list with BLPOP, and the holder's release pushes one token
-// to it, waking exactly one waiter. The wait is bounded by the moment the
-// resource frees itself anyway (the holder's TTL), so a crashed holder that
-// never releases costs its TTL, not a lost wake-up.
+// semaphore): a first-come-first-served queue with direct hand-off, and no
+// polling.
 //
-// The acquire script of the waiting package marks the resource as waited on
-// (a key with a TTL) and the release script pushes a token only when that
-// mark exists, so uncontended releases pay nothing for it.
+// An acquirer that finds the resource taken is queued by the same acquire
+// script, then blocks (BLPOP) on a grant list of its own. The holder's
+// release script hands the resource directly to the first live waiter and
+// pushes a value to that waiter's grant list, which wakes it already
+// holding the resource. A holder that crashes never releases, so a waiter
+// also wakes when the holder's lease would end (the retryIn its attempt
+// returned) and tries again. A waiter that gives up leaves the queue,
+// handing on whatever it was granted meanwhile.
 package wait
 
 import (
@@ -22,11 +24,10 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Client is the subset of go-redis that [Until] needs.
+// Client is the subset of go-redis that [Queue] needs.
 type Client interface {
 	BLPop(ctx context.Context, timeout time.Duration, keys ...string) *redis.StringSliceCmd
 	Do(ctx context.Context, args ...any) *redis.Cmd
-	LPush(ctx context.Context, key string, values ...any) *redis.IntCmd
 }
 
 var (
@@ -38,91 +39,109 @@ var (
 // MaxBlock caps one blocking wait; the waiter then tries again.
 const MaxBlock = 30 * time.Second
 
-// Attempt tries to acquire once. left is how long the caller may still wait
-// (at most [MaxBlock]); the script uses it as the TTL of its "waited on"
-// mark. On failure it returns retryIn, the time after which the resource
-// frees itself if nobody releases it (e.g. the holder's remaining TTL); zero
-// or less means "unknown", and the waiter blocks for left.
-type Attempt func(ctx context.Context, left time.Duration) (ok bool, retryIn time.Duration, err error)
+// Turn is one acquirer's side of the queue.
+type Turn struct {
+	// GrantKey is the caller's own grant list.
+	GrantKey string
+	// Attempt runs the acquire script once. With left > 0 a failed attempt
+	// queues the caller, keeping its place for about left; queued says that
+	// an earlier attempt may have queued it (and may have been granted the
+	// resource since). On failure it returns retryIn, the time after which
+	// the resource may free itself (the earliest holder's lease); zero or
+	// less means unknown.
+	Attempt func(ctx context.Context, left time.Duration, queued bool) (ok bool, retryIn time.Duration, err error)
+	// Granted is called with the value a release pushed to GrantKey; the
+	// grant happened after since.
+	Granted func(val string, since time.Time) error
+	// Leave takes the caller out of the queue and gives back anything it
+	// was granted meanwhile (best effort; it must not depend on ctx being
+	// alive).
+	Leave func(ctx context.Context)
+}
 
-// Until calls attempt until it succeeds (true, nil), deadline passes (false,
-// nil; a zero deadline never passes), ctx ends (false, ctx.Err() joined with
-// the last error) or attempt fails with an error that retrying cannot mend
-// (false, err). Between failed attempts it blocks on wakeKey until a release
-// wakes it or retryIn (plus a little jitter, so that waiters freed by an
-// expiry do not stampede) passes. Transient errors (network, server loading
-// or restarting) are retried with exponential backoff and jitter; if the
-// deadline passes after one, Until returns (false, err).
-func Until(ctx context.Context, c Client, wakeKey string, deadline time.Time, attempt Attempt) (bool, error) {
-	var backoff time.Duration
+// Queue waits for t's turn: it calls t.Attempt until it succeeds or the
+// resource is handed over (true, nil), deadline passes (false, nil; a zero
+// deadline never passes), ctx ends (false, ctx.Err() joined with the last
+// error) or an attempt fails with an error that retrying cannot mend
+// (false, err). Transient errors (network, server loading or restarting)
+// are retried with exponential backoff and jitter; if the deadline passes
+// during one, Queue returns (false, err). Whenever it returns false after
+// an attempt, it has called t.Leave.
+func Queue(ctx context.Context, c Client, deadline time.Time, t Turn) (bool, error) {
+	var (
+		queued  bool
+		backoff time.Duration
+		lastErr error
+	)
+	giveUp := func(err error) (bool, error) {
+		if queued {
+			t.Leave(ctx)
+		}
+		return false, err
+	}
 	for {
 		left := MaxBlock
 		if !deadline.IsZero() {
 			left = min(left, time.Until(deadline))
 		}
-		ok, retryIn, err := attempt(ctx, max(left, time.Millisecond))
-		switch {
-		case err != nil && !Transient(err):
-			return false, err
-		case err != nil:
-			backoff = min(max(2*backoff, 10*time.Millisecond), time.Second)
-			if !deadline.IsZero() && time.Until(deadline) < backoff {
-				return false, err
+		ok, retryIn, err := t.Attempt(ctx, max(left, time.Millisecond), queued)
+		queued = true // a failed attempt, or one whose reply was lost, may have queued us
+		if err == nil {
+			if ok {
+				return true, nil
 			}
-			if serr := Sleep(ctx, Jitter(backoff)); serr != nil {
-				return false, errors.Join(serr, err)
+			if !deadline.IsZero() && !time.Now().Before(deadline) {
+				return giveUp(nil)
 			}
-			continue
-		case ok:
-			return true, nil
-		}
-		backoff = 0
-		if !deadline.IsZero() {
-			left = time.Until(deadline)
-			if left <= 0 {
-				return false, nil
+			backoff, lastErr = 0, nil
+			block := left
+			if retryIn > 0 {
+				block = min(block, retryIn+spread(retryIn))
+			}
+			if !deadline.IsZero() {
+				block = min(block, time.Until(deadline))
+			}
+			since := time.Now()
+			var val string
+			val, ok, err = Pop(ctx, c, t.GrantKey, max(block, time.Millisecond))
+			if ok {
+				if err := t.Granted(val, since); err != nil {
+					return giveUp(err)
+				}
+				return true, nil
+			}
+			if err == nil {
+				continue
 			}
 		}
-		block := left
-		if retryIn > 0 {
-			block = min(block, retryIn+spread(retryIn))
+		if !Transient(err) {
+			return giveUp(errors.Join(err, lastErr))
 		}
-		if err := Block(ctx, c, wakeKey, block); err != nil && !Transient(err) {
-			return false, err
+		lastErr = err
+		backoff = min(max(2*backoff, 10*time.Millisecond), time.Second)
+		if !deadline.IsZero() && time.Until(deadline) < backoff {
+			return giveUp(err)
+		}
+		if serr := Sleep(ctx, Jitter(backoff)); serr != nil {
+			return giveUp(errors.Join(serr, err))
 		}
 	}
 }
 
-// spread is the jitter added to an expiry-bound wait: up to a tenth of it,
-// at most 20ms.
+// spread is the jitter added to a wait bound by a holder's lease, so that
+// waiters freed by an expiry do not all try in the same millisecond: up to a
+// tenth of it, at most 20ms.
 func spread(d time.Duration) time.Duration {
-	j := min(d/10, 20*time.Millisecond)
-	if j <= 0 {
-		return time.Millisecond
-	}
-	return time.Millisecond + rand.N(j)
-}
-
-// Block waits up to d for a token on key. It returns when a token arrives,
-// d passes or ctx ends (with ctx.Err()). The BLPOP runs in its own goroutine
-// so that a cancelled ctx returns at once (go-redis does not interrupt a
-// blocked read on cancellation); if that abandoned BLPOP later receives a
-// token, the token is pushed back so that another waiter gets it.
-func Block(ctx context.Context, c Client, key string, d time.Duration) error {
-	_, _, err := pop(ctx, c, key, d, true)
-	return err
+	return time.Millisecond + Jitter(min(d/10, 20*time.Millisecond))
 }
 
 // Pop waits up to d for a value on key, a list that only this caller reads,
 // and returns it (ok false when d passed). If ctx ends first it returns
-// ctx.Err() at once, and a value the abandoned BLPOP receives afterwards is
-// dropped: the caller must reconcile that case on the server (the lock's
-// leave script does).
+// ctx.Err() at once: the BLPOP runs in its own goroutine because go-redis
+// does not interrupt a blocked read on cancellation, and a value that the
+// abandoned BLPOP receives afterwards is dropped. Callers reconcile that
+// case on the server ([Turn.Leave]).
 func Pop(ctx context.Context, c Client, key string, d time.Duration) (string, bool, error) {
-	return pop(ctx, c, key, d, false)
-}
-
-func pop(ctx context.Context, c Client, key string, d time.Duration, repush bool) (string, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return "", false, err
 	}
@@ -131,26 +150,15 @@ func pop(ctx context.Context, c Client, key string, d time.Duration, repush bool
 		ok  bool
 		err error
 	}
-	done := make(chan result) // unbuffered: a result nobody takes goes to the abandoned branch
-	abandoned := make(chan struct{})
+	done := make(chan result, 1) // buffered: an abandoned BLPOP still finishes
 	go func() {
-		bctx := context.WithoutCancel(ctx)
-		val, ok, err := blpop(bctx, c, key, d)
-		select {
-		case done <- result{val, ok, err}:
-		case <-abandoned:
-			if ok && repush {
-				pctx, cancel := context.WithTimeout(bctx, 5*time.Second)
-				_ = c.LPush(pctx, key, val).Err()
-				cancel()
-			}
-		}
+		val, ok, err := blpop(context.WithoutCancel(ctx), c, key, d)
+		done <- result{val, ok, err}
 	}()
 	select {
 	case r := <-done:
 		return r.val, r.ok, r.err
 	case <-ctx.Done():
-		close(abandoned)
 		return "", false, ctx.Err()
 	}
 }
