@@ -44,7 +44,10 @@ type scenario struct {
 	goroutines int
 	clients    int
 	wait       bool // acquisitions wait for the lock (contended); else one attempt each
-	contenders []contender
+	// hold is the work done while holding the lock (0: just a yield), and
+	// think the work done between a release and the next acquisition.
+	hold, think time.Duration
+	contenders  []contender
 }
 
 func scenarios() []scenario {
@@ -68,6 +71,22 @@ func scenarios() []scenario {
 				redislockContender("redislock-linear1ms", "Obtain(ttl 10s, LinearBackoff(1ms)): polls every 1ms",
 					func() redislock.RetryStrategy { return redislock.LinearBackoff(time.Millisecond) }),
 				redislockContender("redislock-exp1-64ms", "Obtain(ttl 10s, ExponentialBackoff(1ms, 64ms)), a new strategy per Obtain: polls after 4, 8, 16, 32, 64, 64... ms",
+					func() redislock.RetryStrategy {
+						return redislock.ExponentialBackoff(time.Millisecond, 64*time.Millisecond)
+					}),
+				redsyncContender("redsync-1ms", "LockContext, WithExpiry(10s), WithTries(MaxInt32), retry delay 1ms", time.Millisecond),
+			},
+		},
+		{
+			name: "contended-work",
+			title: "32 goroutines over 2 clients, one lock name: acquire (waiting), 500µs of work, release, " +
+				"5ms of work outside the lock; the lock is the bottleneck (at most 2000 acq/s)",
+			goroutines: 32, clients: 2, wait: true, hold: 500 * time.Microsecond, think: 5 * time.Millisecond,
+			contenders: []contender{
+				ria(true),
+				redislockContender("redislock-linear1ms", "Obtain(ttl 10s, LinearBackoff(1ms))",
+					func() redislock.RetryStrategy { return redislock.LinearBackoff(time.Millisecond) }),
+				redislockContender("redislock-exp1-64ms", "Obtain(ttl 10s, ExponentialBackoff(1ms, 64ms))",
 					func() redislock.RetryStrategy {
 						return redislock.ExponentialBackoff(time.Millisecond, 64*time.Millisecond)
 					}),
@@ -297,7 +316,11 @@ func (e *env) run(ctx context.Context, sc scenario, c contender, tag string, d t
 				if inCS.Add(1) != 1 {
 					cnt.violations.Add(1)
 				}
-				runtime.Gosched() // stay in the critical section a moment
+				if sc.hold > 0 {
+					time.Sleep(sc.hold) // the work the lock protects
+				} else {
+					runtime.Gosched() // stay in the critical section a moment
+				}
 				inCS.Add(-1)
 				cnt.acquired.Add(1)
 				per[i].Add(1)
@@ -306,6 +329,9 @@ func (e *env) run(ctx context.Context, sc scenario, c contender, tag string, d t
 					fail(fmt.Errorf("release: %w", err))
 				}
 				cancel()
+				if sc.think > 0 {
+					time.Sleep(sc.think) // work outside the lock
+				}
 			}
 		})
 	}
