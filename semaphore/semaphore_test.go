@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"sync"
@@ -508,7 +509,8 @@ func TestPermit_stalledHolder(t *testing.T) {
 // connection dropped after the server ran it.
 type lossHook struct{ armed atomic.Int32 }
 
-var errLost = errors.New("test: reply lost")
+// errLost looks like a connection dropped mid-reply: a transient error.
+var errLost = fmt.Errorf("test: reply lost: %w", io.ErrUnexpectedEOF)
 
 func (h *lossHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (h *lossHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {

@@ -35,6 +35,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ria-go/ria/bench/internal/server"
+	"github.com/ria-go/ria/internal/roundtrip"
 )
 
 // scenario is one workload, run by each of its contenders.
@@ -170,7 +171,7 @@ func run(ctx context.Context, d time.Duration, rounds int, verbose bool) (err er
 type env struct {
 	admin   *redis.Client   // harness commands (INFO, CONFIG, SCAN/DEL); not counted
 	clients []*redis.Client // the contenders' clients, each with a hook
-	hooks   []*server.Counter
+	hooks   []*roundtrip.Counter
 	prefix  string // of every key this process writes
 	blocked int64  // blocked clients on the server before we started
 }
@@ -186,7 +187,7 @@ func newEnv(ctx context.Context, addr string) (*env, error) {
 		// PoolSize above the goroutines per client: a ria waiter holds a
 		// connection while it blocks in BLPOP.
 		c := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 64})
-		h := &server.Counter{}
+		h := &roundtrip.Counter{}
 		c.AddHook(h)
 		e.clients, e.hooks = append(e.clients, c), append(e.hooks, h)
 	}

@@ -130,4 +130,3 @@ func purchase(ctx context.Context, rdb redis.UniversalClient, locker *lock.Locke
 		return err
 	}, lock.WithWait(5*time.Second))
 }
-

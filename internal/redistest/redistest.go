@@ -24,6 +24,8 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/ria-go/ria/internal/roundtrip"
 )
 
 // Kind names a backend.
@@ -45,7 +47,7 @@ type Backend struct {
 	// Client is a client of the backend, closed when the test ends. Count
 	// counts its round trips.
 	Client redis.UniversalClient
-	Count  *Counter
+	Count  *roundtrip.Counter
 	// Prefix is a key prefix unique to the test.
 	Prefix string
 	// Mini is the test's own miniredis server (nil on real backends).
@@ -111,14 +113,14 @@ func (b *Backend) Addrs() []string { return b.addrs }
 // NewClient returns another client of the backend, with its own connection
 // pool and counting hook, closed when the test ends. Use several to test
 // several processes.
-func (b *Backend) NewClient() (redis.UniversalClient, *Counter) {
+func (b *Backend) NewClient() (redis.UniversalClient, *roundtrip.Counter) {
 	var c redis.UniversalClient
 	if b.Kind == Cluster {
 		c = redis.NewClusterClient(&redis.ClusterOptions{Addrs: b.addrs, PoolSize: 64})
 	} else {
 		c = redis.NewClient(&redis.Options{Addr: b.addrs[0], PoolSize: 64})
 	}
-	cnt := &Counter{}
+	cnt := &roundtrip.Counter{}
 	c.AddHook(cnt)
 	b.t.Cleanup(func() { _ = c.Close() })
 	return c, cnt

@@ -304,9 +304,8 @@ func TestChunked_nilIsNotAnError(t *testing.T) {
 	})
 }
 
-// A chunk whose first failing command got redis.Nil hides a real error
-// later in the same chunk: p.Exec returns only the first command error, and
-// Chunked drops it when that is redis.Nil.
+// A redis.Nil early in a chunk must not hide a real failure later in the
+// same chunk: p.Exec returns only the first command error.
 func TestChunked_errorAfterNilInSameChunk(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()

@@ -16,9 +16,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -28,6 +31,7 @@ import (
 type Client interface {
 	BLPop(ctx context.Context, timeout time.Duration, keys ...string) *redis.StringSliceCmd
 	Do(ctx context.Context, args ...any) *redis.Cmd
+	TxPipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
 }
 
 var (
@@ -138,9 +142,10 @@ func spread(d time.Duration) time.Duration {
 // Pop waits up to d for a value on key, a list that only this caller reads,
 // and returns it (ok false when d passed). If ctx ends first it returns
 // ctx.Err() at once: the BLPOP runs in its own goroutine because go-redis
-// does not interrupt a blocked read on cancellation, and a value that the
-// abandoned BLPOP receives afterwards is dropped. Callers reconcile that
-// case on the server ([Turn.Leave]).
+// does not interrupt a blocked read on cancellation. Pop then pushes an
+// empty value to key so that the abandoned BLPOP returns and frees its
+// connection; a value that BLPOP takes instead is dropped, and the caller
+// reconciles that case on the server ([Turn.Leave] also deletes key).
 func Pop(ctx context.Context, c Client, key string, d time.Duration) (string, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return "", false, err
@@ -159,20 +164,28 @@ func Pop(ctx context.Context, c Client, key string, d time.Duration) (string, bo
 	case r := <-done:
 		return r.val, r.ok, r.err
 	case <-ctx.Done():
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		defer cancel()
+		_, _ = c.TxPipelined(uctx, func(p redis.Pipeliner) error {
+			p.RPush(uctx, key, "")
+			p.PExpire(uctx, key, MaxBlock)
+			return nil
+		})
 		return "", false, ctx.Err()
 	}
 }
 
 // blpop pops a value from key, waiting at most d. go-redis's BLPop takes
-// whole seconds only, so a sub-second wait goes through Do with a fractional
-// timeout (Redis 6+).
+// whole seconds only (and lengthens the read timeout to match); a shorter
+// wait goes through Do with a fractional timeout (Redis 6+), as long as the
+// client's read timeout leaves room for it, else it waits a whole second.
 func blpop(ctx context.Context, c Client, key string, d time.Duration) (string, bool, error) {
 	var (
 		kv  []string
 		err error
 	)
-	if d >= time.Second {
-		kv, err = c.BLPop(ctx, d.Truncate(time.Second), key).Result()
+	if d >= time.Second || !roomFor(c, d) {
+		kv, err = c.BLPop(ctx, max(d.Truncate(time.Second), time.Second), key).Result()
 	} else {
 		secs := strconv.FormatFloat(max(d.Seconds(), 0.001), 'f', 3, 64)
 		kv, err = c.Do(ctx, "blpop", key, secs).StringSlice()
@@ -188,10 +201,27 @@ func blpop(ctx context.Context, c Client, key string, d time.Duration) (string, 
 	return kv[1], true, nil
 }
 
+// roomFor reports whether c's read timeout (go-redis's default: 3s) is
+// longer than a d blocking read, with a margin for the reply.
+func roomFor(c Client, d time.Duration) bool {
+	rt := 3 * time.Second
+	switch c := c.(type) {
+	case *redis.Client:
+		rt = c.Options().ReadTimeout
+	case *redis.ClusterClient:
+		rt = c.Options().ReadTimeout
+	case *redis.Ring:
+		rt = c.Options().ReadTimeout
+	}
+	return rt < 0 || rt >= d+250*time.Millisecond
+}
+
 // Transient reports whether err may go away if the operation is retried:
-// network errors, pool timeouts, and server replies that mean "not now"
-// (LOADING, BUSY, TRYAGAIN, CLUSTERDOWN, MASTERDOWN, READONLY). Context
-// errors, a closed client and other server replies are not transient.
+// network errors (refused, reset or dropped connections, timeouts), pool
+// timeouts, and server replies whose code means "not now" (LOADING, BUSY,
+// TRYAGAIN, CLUSTERDOWN, MASTERDOWN, READONLY). Everything else is not:
+// context errors, a closed client, other server replies (BUSYGROUP,
+// WRONGTYPE...), and errors of our own making.
 func Transient(err error) bool {
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
 		errors.Is(err, redis.ErrClosed) {
@@ -199,15 +229,18 @@ func Transient(err error) bool {
 	}
 	var rerr redis.Error
 	if errors.As(err, &rerr) {
-		msg := rerr.Error()
-		for _, p := range []string{"LOADING", "BUSY", "TRYAGAIN", "CLUSTERDOWN", "MASTERDOWN", "READONLY"} {
-			if strings.HasPrefix(msg, p) {
-				return true
-			}
+		code, _, _ := strings.Cut(rerr.Error(), " ")
+		switch code {
+		case "LOADING", "BUSY", "TRYAGAIN", "CLUSTERDOWN", "MASTERDOWN", "READONLY":
+			return true
 		}
 		return false
 	}
-	return true
+	var nerr net.Error
+	return errors.As(err, &nerr) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, redis.ErrPoolTimeout) ||
+		errors.Is(err, redis.ErrPoolExhausted)
 }
 
 // Jitter returns a random duration in [d/2, d], so that clients that failed

@@ -1,4 +1,6 @@
-package server
+// Package roundtrip counts the round trips and commands a go-redis client
+// sends, for the tests' round-trip assertions and the benchmarks' reports.
+package roundtrip
 
 import (
 	"context"
@@ -8,16 +10,16 @@ import (
 )
 
 // Counter is a redis.Hook that counts round trips (one per command, one per
-// pipeline or transaction) and the commands they carry. The commands go-redis
-// sends to set up a new connection (HELLO, AUTH, CLIENT, SELECT, READONLY) are
-// not counted. A blocking command (BLPOP) is one round trip however long it
-// blocks. It is safe for concurrent use.
+// pipeline or transaction) and commands. The commands go-redis sends to set
+// up a new connection (HELLO, AUTH, SELECT, CLIENT, READONLY) are not
+// counted: they are not part of any operation. A blocking command (BLPOP) is
+// one round trip however long it blocks. Retries and MOVED redirects inside
+// go-redis are not seen: it counts what the caller asked for. It is safe for
+// concurrent use.
 type Counter struct {
 	roundTrips atomic.Int64
 	commands   atomic.Int64
 }
-
-var _ redis.Hook = (*Counter)(nil)
 
 // RoundTrips returns the round trips counted so far.
 func (c *Counter) RoundTrips() int64 { return c.roundTrips.Load() }
@@ -25,13 +27,20 @@ func (c *Counter) RoundTrips() int64 { return c.roundTrips.Load() }
 // Commands returns the commands counted so far.
 func (c *Counter) Commands() int64 { return c.commands.Load() }
 
+// Delta runs fn and returns the round trips and commands it made.
+func (c *Counter) Delta(fn func()) (roundTrips, commands int64) {
+	r0, c0 := c.RoundTrips(), c.Commands()
+	fn()
+	return c.RoundTrips() - r0, c.Commands() - c0
+}
+
 // DialHook implements redis.Hook.
 func (c *Counter) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 // ProcessHook implements redis.Hook.
 func (c *Counter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		if !connSetup(cmd.Name()) {
+		if !connSetup(cmd) {
 			c.roundTrips.Add(1)
 			c.commands.Add(1)
 		}
@@ -42,9 +51,9 @@ func (c *Counter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 // ProcessPipelineHook implements redis.Hook.
 func (c *Counter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		var n int64
+		n := int64(0)
 		for _, cmd := range cmds {
-			if !connSetup(cmd.Name()) {
+			if !connSetup(cmd) {
 				n++
 			}
 		}
@@ -56,12 +65,13 @@ func (c *Counter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proc
 	}
 }
 
-// connSetup reports whether name is a command go-redis sends to set up a
-// connection.
-func connSetup(name string) bool {
-	switch name {
-	case "hello", "auth", "client", "select", "readonly":
+// connSetup reports whether cmd is one go-redis sends to set up a connection.
+func connSetup(cmd redis.Cmder) bool {
+	switch cmd.Name() {
+	case "hello", "auth", "select", "client", "readonly":
 		return true
 	}
 	return false
 }
+
+var _ redis.Hook = (*Counter)(nil)

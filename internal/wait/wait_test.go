@@ -1,0 +1,702 @@
+package wait_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ria-go/ria/internal/redistest"
+	"github.com/ria-go/ria/internal/wait"
+)
+
+func TestMain(m *testing.M) { redistest.Main(m) }
+
+// srvErr is a server error reply that miniredis cannot produce.
+type srvErr string
+
+func (e srvErr) Error() string { return string(e) }
+func (srvErr) RedisError()     {}
+
+const loading = srvErr("LOADING Redis is loading the dataset in memory")
+
+// serverErrors returns real error replies from a miniredis server.
+func serverErrors(t *testing.T) (wrongType, busyGroup, busyKey, unknown error) {
+	srv := miniredis.RunT(t)
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	t.Cleanup(func() { _ = c.Close() })
+	ctx := t.Context()
+	require.NoError(t, c.Set(ctx, "str", "x", 0).Err())
+	wrongType = c.LPush(ctx, "str", "y").Err()
+	require.ErrorContains(t, wrongType, "WRONGTYPE")
+	require.NoError(t, c.XGroupCreateMkStream(ctx, "stream", "g", "$").Err())
+	busyGroup = c.XGroupCreateMkStream(ctx, "stream", "g", "$").Err()
+	require.ErrorContains(t, busyGroup, "BUSYGROUP")
+	busyKey = c.Restore(ctx, "str", 0, "x").Err()
+	require.ErrorContains(t, busyKey, "BUSYKEY")
+	unknown = c.Do(ctx, "nosuchcommand").Err()
+	require.Error(t, unknown)
+	return wrongType, busyGroup, busyKey, unknown
+}
+
+// networkErrors returns the errors of a client whose server is gone: a dial
+// error and the error of a connection the server closed.
+func networkErrors(t *testing.T) (dial, dropped error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: time.Second, DialerRetries: 1})
+	defer c.Close()
+	dial = c.Ping(t.Context()).Err()
+	var opErr *net.OpError
+	require.ErrorAs(t, dial, &opErr)
+
+	srv := miniredis.RunT(t)
+	c2 := redis.NewClient(&redis.Options{Addr: srv.Addr(), MaxRetries: -1, DialerRetries: 1})
+	defer c2.Close()
+	require.NoError(t, c2.Ping(t.Context()).Err())
+	srv.Close()
+	dropped = c2.Ping(t.Context()).Err()
+	require.Error(t, dropped)
+	return dial, dropped
+}
+
+func TestTransient(t *testing.T) {
+	wrongType, busyGroup, busyKey, unknown := serverErrors(t)
+	dial, dropped := networkErrors(t)
+	closed := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	require.NoError(t, closed.Close())
+	errClosed := closed.Ping(t.Context()).Err()
+	require.ErrorIs(t, errClosed, redis.ErrClosed)
+
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"nil", nil, false},
+		{"canceled", context.Canceled, false},
+		{"deadline", context.DeadlineExceeded, false},
+		{"wrapped canceled", fmt.Errorf("op: %w", context.Canceled), false},
+		{"wrapped deadline", fmt.Errorf("op: %w", context.DeadlineExceeded), false},
+		{"joined canceled", errors.Join(loading, context.Canceled), false},
+		{"closed client", errClosed, false},
+		{"ErrClosed", redis.ErrClosed, false},
+		{"redis.Nil", redis.Nil, false},
+		{"TxFailedErr", redis.TxFailedErr, false},
+		{"WRONGTYPE", wrongType, false},
+		{"wrapped WRONGTYPE", fmt.Errorf("op: %w", wrongType), false},
+		{"unknown command", unknown, false},
+		{"NOSCRIPT", srvErr("NOSCRIPT No matching script. Please use EVAL."), false},
+		// Permanent replies whose code merely starts with "BUSY": retrying
+		// XGROUP CREATE or RESTORE never succeeds.
+		{"BUSYGROUP", busyGroup, false},
+		{"BUSYKEY", busyKey, false},
+		{"LOADING", loading, true},
+		{"wrapped LOADING", fmt.Errorf("op: %w", loading), true},
+		{"BUSY", srvErr("BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSCRIPT."), true},
+		{"TRYAGAIN", srvErr("TRYAGAIN Multiple keys request during rehashing of slot"), true},
+		{"CLUSTERDOWN", srvErr("CLUSTERDOWN The cluster is down"), true},
+		{"MASTERDOWN", srvErr("MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."), true},
+		{"READONLY", srvErr("READONLY You can't write against a read only replica."), true},
+		{"dial", dial, true},
+		{"dropped connection", dropped, true},
+		{"net.OpError", &net.OpError{Op: "read", Net: "tcp", Err: errors.New("connection reset by peer")}, true},
+		{"io.EOF", io.EOF, true},
+		{"wrapped io.EOF", fmt.Errorf("op: %w", io.EOF), true},
+		{"pool timeout", redis.ErrPoolTimeout, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, wait.Transient(tt.err), "Transient(%v)", tt.err)
+		})
+	}
+}
+
+func TestJitter(t *testing.T) {
+	for _, d := range []time.Duration{2, 3, 10, time.Millisecond, 50 * time.Millisecond, time.Second} {
+		t.Run(d.String(), func(t *testing.T) {
+			lo, hi := d, time.Duration(0)
+			for range 2000 {
+				j := wait.Jitter(d)
+				lo, hi = min(lo, j), max(hi, j)
+			}
+			assert.GreaterOrEqual(t, lo, d/2)
+			assert.LessOrEqual(t, hi, d)
+			assert.Less(t, lo, hi, "the draws vary")
+		})
+	}
+	for _, d := range []time.Duration{0, 1} {
+		assert.Equal(t, d, wait.Jitter(d))
+	}
+}
+
+func TestSleep(t *testing.T) {
+	start := time.Now()
+	require.NoError(t, wait.Sleep(t.Context(), 20*time.Millisecond))
+	assert.GreaterOrEqual(t, time.Since(start), 20*time.Millisecond)
+
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	start = time.Now()
+	assert.ErrorIs(t, wait.Sleep(ctx, time.Hour), context.Canceled)
+	assert.Less(t, time.Since(start), time.Minute)
+}
+
+var blockerSeq atomic.Int64
+
+// blocker is a client of b whose BLPOP the test can see blocked on the
+// server: on a real server through CLIENT LIST (it has a name of its own), on
+// miniredis through the server's command count.
+type blocker struct {
+	redis.UniversalClient
+	b    *redistest.Backend
+	name string
+	mark int // miniredis command count when armed
+}
+
+func newBlocker(t *testing.T, b *redistest.Backend) *blocker {
+	name := fmt.Sprintf("blocker-%d", blockerSeq.Add(1))
+	var c redis.UniversalClient
+	if b.Kind == redistest.Cluster {
+		c = redis.NewClusterClient(&redis.ClusterOptions{Addrs: b.Addrs(), ClientName: name})
+	} else {
+		c = redis.NewClient(&redis.Options{Addr: b.Addrs()[0], ClientName: name})
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return &blocker{UniversalClient: c, b: b, name: name}
+}
+
+// arm connects the blocker and b.Client to key's server, so that from now
+// on the blocker's next command is the BLPOP. Call it right before starting
+// the wait, and send nothing else to a miniredis backend until waitBlocked.
+func (k *blocker) arm(t *testing.T, key string) {
+	require.NoError(t, k.Exists(t.Context(), key).Err())
+	require.NoError(t, k.b.Client.Exists(t.Context(), key).Err())
+	if k.b.Mini != nil {
+		k.mark = k.b.Mini.CommandCount()
+	}
+}
+
+// blocked reports whether a connection of the blocker is blocked in BLPOP.
+func (k *blocker) blocked(t *testing.T) bool {
+	if k.b.Mini != nil {
+		return k.b.Mini.CommandCount() > k.mark // the BLPOP has been received
+	}
+	var found atomic.Bool
+	list := func(ctx context.Context, c *redis.Client) error {
+		s, err := c.ClientList(ctx).Result()
+		if err != nil {
+			return err
+		}
+		for _, line := range strings.Split(s, "\n") {
+			f := map[string]string{}
+			for _, kv := range strings.Fields(line) {
+				name, v, _ := strings.Cut(kv, "=")
+				f[name] = v
+			}
+			if f["name"] == k.name && f["cmd"] == "blpop" && strings.Contains(f["flags"], "b") {
+				found.Store(true)
+			}
+		}
+		return nil
+	}
+	var err error
+	switch c := k.b.Client.(type) {
+	case *redis.ClusterClient:
+		err = c.ForEachMaster(t.Context(), list)
+	case *redis.Client:
+		err = list(t.Context(), c)
+	default:
+		t.Fatalf("unexpected client %T", c)
+	}
+	require.NoError(t, err)
+	return found.Load()
+}
+
+// waitBlocked waits until the blocker's BLPOP has reached the server.
+func (k *blocker) waitBlocked(t *testing.T) {
+	require.Eventually(t, func() bool { return k.blocked(t) }, 10*time.Second, 5*time.Millisecond, "BLPOP never blocked")
+}
+
+// bounded returns a ctx that ends well after any wait in these tests, so
+// that a wait that never ends fails the test instead of hanging it.
+func bounded(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// async runs fn in a goroutine and returns a channel with its result.
+func async[T any](fn func() T) <-chan T {
+	ch := make(chan T, 1)
+	go func() { ch <- fn() }()
+	return ch
+}
+
+// within returns what ch delivers, failing t if that takes longer than d.
+func within[T any](t *testing.T, ch <-chan T, d time.Duration) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(d):
+		require.FailNow(t, "no result within "+d.String())
+		var zero T
+		return zero
+	}
+}
+
+type popped struct {
+	val string
+	ok  bool
+	err error
+}
+
+func pop(ctx context.Context, c wait.Client, key string, d time.Duration) popped {
+	val, ok, err := wait.Pop(ctx, c, key, d)
+	return popped{val, ok, err}
+}
+
+func TestPop_valuePresent(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		key := b.Prefix + "{k}:grant"
+		require.NoError(t, b.Client.RPush(ctx, key, "a", "b").Err())
+		for _, tt := range []struct {
+			d    time.Duration
+			want string
+		}{{5 * time.Second, "a"}, {500 * time.Millisecond, "b"}} {
+			start := time.Now()
+			assert.Equal(t, popped{tt.want, true, nil}, pop(bounded(t), b.Client, key, tt.d))
+			assert.Less(t, time.Since(start), tt.d/2, "a waiting value is taken at once")
+		}
+		n, err := b.Client.Exists(ctx, key).Result()
+		require.NoError(t, err)
+		assert.Equal(t, int64(0), n, "both values consumed")
+	})
+}
+
+func TestPop_valueArrives(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		key := b.Prefix + "{k}:grant"
+		for _, d := range []time.Duration{10 * time.Second, 900 * time.Millisecond} {
+			t.Run(d.String(), func(t *testing.T) {
+				k := newBlocker(t, b)
+				k.arm(t, key)
+				start := time.Now()
+				done := async(func() popped { return pop(bounded(t), k, key, d) })
+				k.waitBlocked(t)
+				require.NoError(t, b.Client.LPush(t.Context(), key, "v").Err())
+				assert.Equal(t, popped{"v", true, nil}, within(t, done, d))
+				if d >= time.Second {
+					assert.Less(t, time.Since(start), d/2, "woken well before d")
+				}
+			})
+		}
+	})
+}
+
+func TestPop_timeout(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		key := b.Prefix + "{k}:grant"
+		for _, d := range []time.Duration{200 * time.Millisecond, 700 * time.Millisecond, time.Second} {
+			t.Run(d.String(), func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(t.Context(), d+5*time.Second) // fail, not hang, if the BLPOP never times out
+				defer cancel()
+				start := time.Now()
+				assert.Equal(t, popped{"", false, nil}, pop(ctx, b.Client, key, d), "a timeout is not an error")
+				elapsed := time.Since(start)
+				assert.GreaterOrEqual(t, elapsed, d-10*time.Millisecond)
+				assert.Less(t, elapsed, d+3*time.Second)
+			})
+		}
+	})
+}
+
+func TestPop_wrongType(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		key := b.Prefix + "{k}:grant"
+		require.NoError(t, b.Client.Set(t.Context(), key, "x", 0).Err())
+		for _, d := range []time.Duration{time.Second, 100 * time.Millisecond} {
+			r := pop(bounded(t), b.Client, key, d)
+			assert.False(t, r.ok)
+			assert.ErrorContains(t, r.err, "WRONGTYPE")
+		}
+	})
+}
+
+func TestPop_cancelled(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		key := b.Prefix + "{k}:grant"
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		var r popped
+		rt, _ := b.Count.Delta(func() { r = pop(ctx, b.Client, key, time.Second) })
+		assert.ErrorIs(t, r.err, context.Canceled)
+		assert.False(t, r.ok)
+		assert.Equal(t, int64(0), rt, "no BLPOP for a cancelled ctx")
+
+		for _, d := range []time.Duration{10 * time.Second, 900 * time.Millisecond} {
+			t.Run(d.String(), func(t *testing.T) {
+				k := newBlocker(t, b)
+				k.arm(t, key)
+				ctx, cancel := context.WithCancel(t.Context())
+				defer cancel()
+				done := async(func() popped { return pop(ctx, k, key, d) })
+				k.waitBlocked(t)
+				start := time.Now()
+				cancel()
+				r := within(t, done, 5*time.Second)
+				assert.ErrorIs(t, r.err, context.Canceled)
+				assert.False(t, r.ok)
+				if d >= time.Second {
+					assert.Less(t, time.Since(start), d/2, "returned at the cancel, not at d")
+				}
+			})
+		}
+	})
+}
+
+// A cancelled Pop wakes its abandoned BLPOP with an empty value, so that
+// the connection is not held until the timeout, and the key it pushed to
+// expires by itself.
+func TestPop_cancelledFreesConnection(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		key := b.Prefix + "{k}:grant"
+		k := newBlocker(t, b)
+		k.arm(t, key)
+		ctx, cancel := context.WithCancel(t.Context())
+		done := async(func() popped { return pop(ctx, k, key, 10*time.Second) })
+		k.waitBlocked(t)
+		cancel()
+		require.ErrorIs(t, within(t, done, 5*time.Second).err, context.Canceled)
+
+		if b.Real() { // miniredis does not show blocked clients
+			require.Eventually(t, func() bool { return !k.blocked(t) }, 5*time.Second, 5*time.Millisecond,
+				"the abandoned BLPOP still blocks")
+		}
+		ttl, err := b.Client.PTTL(t.Context(), key).Result()
+		require.NoError(t, err)
+		assert.LessOrEqual(t, ttl, wait.MaxBlock, "whatever is left at key expires")
+	})
+}
+
+// A sub-second wait must not be cut short by the client's ReadTimeout: the
+// whole-second path (BLPop) extends the read deadline by the BLPOP timeout,
+// but the fractional path (Do) does not, so a client whose ReadTimeout is
+// below d gets an i/o timeout instead of a normal return after d.
+func TestPop_subSecondWithShortReadTimeout(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		const readTimeout = 100 * time.Millisecond
+		var c redis.UniversalClient
+		if b.Kind == redistest.Cluster {
+			c = redis.NewClusterClient(&redis.ClusterOptions{Addrs: b.Addrs(), ReadTimeout: readTimeout})
+		} else {
+			c = redis.NewClient(&redis.Options{Addr: b.Addrs()[0], ReadTimeout: readTimeout})
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		key := b.Prefix + "{k}:grant"
+		for _, d := range []time.Duration{time.Second, 500 * time.Millisecond} {
+			t.Run(d.String(), func(t *testing.T) {
+				start := time.Now()
+				r := pop(bounded(t), c, key, d)
+				if assert.NoError(t, r.err, "Pop(%v) with ReadTimeout %v", d, readTimeout) {
+					assert.GreaterOrEqual(t, time.Since(start), d-10*time.Millisecond, "waited the whole d")
+				}
+			})
+		}
+	})
+}
+
+// turn builds a [wait.Turn] on grantKey around attempt (n counts the calls
+// from 1) and records what Queue does with it. Read its fields once Queue
+// has returned.
+type turn struct {
+	grantKey string
+	attempt  func(ctx context.Context, n int) (bool, time.Duration, error)
+	granted  func(val string) error // nil: accept
+
+	calls  []call
+	grants []string
+	since  []time.Time
+	leaves atomic.Int64
+}
+
+type call struct {
+	at     time.Time
+	left   time.Duration
+	queued bool
+}
+
+func (r *turn) Turn() wait.Turn {
+	return wait.Turn{
+		GrantKey: r.grantKey,
+		Attempt: func(ctx context.Context, left time.Duration, queued bool) (bool, time.Duration, error) {
+			r.calls = append(r.calls, call{time.Now(), left, queued})
+			return r.attempt(ctx, len(r.calls))
+		},
+		Granted: func(val string, since time.Time) error {
+			r.grants = append(r.grants, val)
+			r.since = append(r.since, since)
+			if r.granted != nil {
+				return r.granted(val)
+			}
+			return nil
+		},
+		Leave: func(ctx context.Context) { r.leaves.Add(1) },
+	}
+}
+
+func (r *turn) queued() []bool {
+	var q []bool
+	for _, c := range r.calls {
+		q = append(q, c.queued)
+	}
+	return q
+}
+
+type queued struct {
+	ok  bool
+	err error
+}
+
+func queue(ctx context.Context, c wait.Client, deadline time.Time, r *turn) queued {
+	ok, err := wait.Queue(ctx, c, deadline, r.Turn())
+	return queued{ok, err}
+}
+
+func TestQueue_firstTry(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		r := &turn{grantKey: b.Prefix + "{k}:grant", attempt: func(context.Context, int) (bool, time.Duration, error) {
+			return true, 0, nil
+		}}
+		var q queued
+		rt, _ := b.Count.Delta(func() { q = queue(bounded(t), b.Client, time.Time{}, r) })
+		assert.Equal(t, queued{true, nil}, q)
+		require.Len(t, r.calls, 1)
+		assert.Equal(t, wait.MaxBlock, r.calls[0].left, "no deadline: left is MaxBlock")
+		assert.False(t, r.calls[0].queued, "the first attempt is not queued yet")
+		assert.Empty(t, r.grants)
+		assert.Equal(t, int64(0), r.leaves.Load())
+		assert.Equal(t, int64(0), rt, "no wait, no round trip")
+	})
+}
+
+func TestQueue_retryIn(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		const retryIn = 50 * time.Millisecond
+		r := &turn{grantKey: b.Prefix + "{k}:grant", attempt: func(_ context.Context, n int) (bool, time.Duration, error) {
+			return n == 3, retryIn, nil
+		}}
+		q := queue(bounded(t), b.Client, time.Now().Add(10*time.Second), r)
+		assert.Equal(t, queued{true, nil}, q)
+		require.Len(t, r.calls, 3)
+		assert.Equal(t, []bool{false, true, true}, r.queued())
+		assert.LessOrEqual(t, r.calls[0].left, 10*time.Second, "left is bounded by the deadline")
+		for i := 1; i < len(r.calls); i++ {
+			gap := r.calls[i].at.Sub(r.calls[i-1].at)
+			assert.GreaterOrEqual(t, gap, retryIn-5*time.Millisecond, "waited for retryIn before attempt %d", i+1)
+			assert.Less(t, gap, retryIn+3*time.Second, "retried soon after retryIn (attempt %d)", i+1)
+		}
+		assert.Empty(t, r.grants)
+		assert.Equal(t, int64(0), r.leaves.Load(), "acquired: nothing to leave")
+	})
+}
+
+func TestQueue_deadline(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		key := b.Prefix + "{k}:grant"
+		fail := func(context.Context, int) (bool, time.Duration, error) { return false, 0, nil }
+		t.Run("passed", func(t *testing.T) {
+			r := &turn{grantKey: key, attempt: fail}
+			assert.Equal(t, queued{false, nil}, queue(bounded(t), b.Client, time.Now().Add(-time.Second), r))
+			require.Len(t, r.calls, 1, "one attempt, then give up")
+			assert.Equal(t, time.Millisecond, r.calls[0].left, "the minimum left")
+			assert.Equal(t, int64(1), r.leaves.Load(), "gave up after an attempt: left the queue")
+		})
+		t.Run("passes while waiting", func(t *testing.T) {
+			const d = 300 * time.Millisecond
+			r := &turn{grantKey: key, attempt: fail}
+			start := time.Now()
+			q := queue(bounded(t), b.Client, start.Add(d), r)
+			elapsed := time.Since(start)
+			assert.Equal(t, queued{false, nil}, q)
+			assert.GreaterOrEqual(t, elapsed, d)
+			assert.Less(t, elapsed, d+3*time.Second)
+			require.NotEmpty(t, r.calls)
+			assert.LessOrEqual(t, r.calls[0].left, d, "left is bounded by the deadline")
+			assert.Equal(t, int64(1), r.leaves.Load())
+		})
+	})
+}
+
+func TestQueue_permanentError(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		str := b.Prefix + "{k}:string"
+		require.NoError(t, b.Client.Set(t.Context(), str, "x", 0).Err())
+		r := &turn{grantKey: b.Prefix + "{k}:grant", attempt: func(ctx context.Context, _ int) (bool, time.Duration, error) {
+			return false, 0, b.Client.LPush(ctx, str, "v").Err()
+		}}
+		start := time.Now()
+		q := queue(bounded(t), b.Client, time.Time{}, r)
+		assert.False(t, q.ok)
+		assert.ErrorContains(t, q.err, "WRONGTYPE")
+		assert.Len(t, r.calls, 1, "not retried")
+		assert.Equal(t, int64(1), r.leaves.Load(), "the failed attempt may have queued us")
+		assert.Less(t, time.Since(start), 5*time.Second)
+	})
+}
+
+func TestQueue_grantKeyWrongType(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		key := b.Prefix + "{k}:grant"
+		require.NoError(t, b.Client.Set(t.Context(), key, "x", 0).Err())
+		r := &turn{grantKey: key, attempt: func(context.Context, int) (bool, time.Duration, error) {
+			return false, 50 * time.Millisecond, nil
+		}}
+		q := queue(bounded(t), b.Client, time.Time{}, r)
+		assert.False(t, q.ok)
+		assert.ErrorContains(t, q.err, "WRONGTYPE", "the BLPOP's error is returned")
+		assert.Len(t, r.calls, 1)
+		assert.Equal(t, int64(1), r.leaves.Load())
+	})
+}
+
+func TestQueue_transientError(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		key := b.Prefix + "{k}:grant"
+		t.Run("retried", func(t *testing.T) {
+			r := &turn{grantKey: key, attempt: func(_ context.Context, n int) (bool, time.Duration, error) {
+				if n <= 2 {
+					return false, 0, loading
+				}
+				return true, 0, nil
+			}}
+			assert.Equal(t, queued{true, nil}, queue(bounded(t), b.Client, time.Now().Add(10*time.Second), r))
+			assert.Len(t, r.calls, 3)
+			assert.Equal(t, []bool{false, true, true}, r.queued(), "a failed attempt may have queued us")
+			assert.Equal(t, int64(0), r.leaves.Load())
+		})
+		t.Run("until deadline", func(t *testing.T) {
+			r := &turn{grantKey: key, attempt: func(_ context.Context, n int) (bool, time.Duration, error) {
+				return false, 0, fmt.Errorf("attempt %d: %w", n, loading)
+			}}
+			start := time.Now()
+			q := queue(bounded(t), b.Client, start.Add(200*time.Millisecond), r)
+			assert.False(t, q.ok)
+			assert.ErrorIs(t, q.err, loading, "the last transient error is returned")
+			assert.Greater(t, len(r.calls), 1)
+			assert.Equal(t, int64(1), r.leaves.Load())
+			assert.Less(t, time.Since(start), 5*time.Second)
+		})
+	})
+}
+
+func TestQueue_cancelled(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		key := b.Prefix + "{k}:grant"
+		t.Run("while blocked", func(t *testing.T) {
+			k := newBlocker(t, b)
+			k.arm(t, key)
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			r := &turn{grantKey: key, attempt: func(context.Context, int) (bool, time.Duration, error) {
+				return false, 0, nil // no deadline, no retryIn: would block for MaxBlock
+			}}
+			done := async(func() queued { return queue(ctx, k, time.Time{}, r) })
+			k.waitBlocked(t)
+			cancel()
+			q := within(t, done, 5*time.Second)
+			assert.False(t, q.ok)
+			assert.ErrorIs(t, q.err, context.Canceled)
+			assert.Len(t, r.calls, 1)
+			assert.Equal(t, int64(1), r.leaves.Load())
+		})
+		t.Run("during backoff", func(t *testing.T) {
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			r := &turn{grantKey: key, attempt: func(_ context.Context, n int) (bool, time.Duration, error) {
+				if n == 2 {
+					cancel()
+				}
+				return false, 0, loading
+			}}
+			q := queue(ctx, b.Client, time.Time{}, r)
+			assert.False(t, q.ok)
+			assert.ErrorIs(t, q.err, context.Canceled)
+			assert.ErrorIs(t, q.err, loading, "joined with the last error")
+			assert.Len(t, r.calls, 2)
+			assert.Equal(t, int64(1), r.leaves.Load())
+		})
+	})
+}
+
+func TestQueue_granted(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		const retryIn = 10 * time.Second
+		key := b.Prefix + "{k}:grant"
+		t.Run("while blocked", func(t *testing.T) {
+			k := newBlocker(t, b)
+			k.arm(t, key)
+			r := &turn{grantKey: key, attempt: func(context.Context, int) (bool, time.Duration, error) {
+				return false, retryIn, nil
+			}}
+			start := time.Now()
+			done := async(func() queued { return queue(bounded(t), k, time.Time{}, r) })
+			k.waitBlocked(t)
+			pushed := time.Now()
+			require.NoError(t, b.Client.LPush(t.Context(), key, "fence-7").Err())
+			assert.Equal(t, queued{true, nil}, within(t, done, retryIn))
+			assert.Less(t, time.Since(start), retryIn/2, "the grant woke the waiter well before retryIn")
+			assert.Len(t, r.calls, 1, "handed over: no second attempt")
+			assert.Equal(t, []string{"fence-7"}, r.grants)
+			require.Len(t, r.since, 1)
+			assert.False(t, r.since[0].After(pushed), "since is before the grant")
+			assert.False(t, r.since[0].Before(r.calls[0].at), "since is after the attempt")
+			assert.Equal(t, int64(0), r.leaves.Load())
+		})
+		t.Run("before the wait", func(t *testing.T) {
+			r := &turn{grantKey: key, attempt: func(ctx context.Context, n int) (bool, time.Duration, error) {
+				// The holder releases between our attempt and our wait.
+				require.NoError(t, b.Client.LPush(ctx, key, "fence-8").Err())
+				return false, retryIn, nil
+			}}
+			start := time.Now()
+			assert.Equal(t, queued{true, nil}, queue(bounded(t), b.Client, time.Time{}, r))
+			assert.Less(t, time.Since(start), retryIn/2)
+			assert.Len(t, r.calls, 1)
+			assert.Equal(t, []string{"fence-8"}, r.grants)
+			n, err := b.Client.Exists(t.Context(), key).Result()
+			require.NoError(t, err)
+			assert.Equal(t, int64(0), n, "the grant was consumed")
+		})
+		t.Run("rejected", func(t *testing.T) {
+			errBad := errors.New("malformed grant")
+			r := &turn{
+				grantKey: key,
+				attempt: func(ctx context.Context, n int) (bool, time.Duration, error) {
+					require.NoError(t, b.Client.LPush(ctx, key, "garbage").Err())
+					return false, retryIn, nil
+				},
+				granted: func(string) error { return errBad },
+			}
+			q := queue(bounded(t), b.Client, time.Time{}, r)
+			assert.False(t, q.ok)
+			assert.ErrorIs(t, q.err, errBad)
+			assert.Equal(t, []string{"garbage"}, r.grants)
+			assert.Equal(t, int64(1), r.leaves.Load(), "left the queue, giving back the grant")
+		})
+	})
+}
