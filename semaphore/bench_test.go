@@ -43,6 +43,7 @@ func BenchmarkSemaphore_AcquireRelease(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(be.Count.RoundTrips()-rt0)/float64(b.N), "roundtrips/op")
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
 }
 
 // BenchmarkSemaphore_AcquireRelease_parallel is 4×GOMAXPROCS goroutines
@@ -67,4 +68,5 @@ func BenchmarkSemaphore_AcquireRelease_parallel(b *testing.B) {
 		}
 	})
 	b.ReportMetric(float64(be.Count.RoundTrips()-rt0)/float64(b.N), "roundtrips/op")
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
 }
