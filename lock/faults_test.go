@@ -85,3 +85,34 @@ func TestLock_KeepAlive_redisDown(t *testing.T) {
 		t.Fatal("holder's context not cancelled while Redis was down")
 	}
 }
+
+// A reply lost after the script ran: TryAcquire gives the lock back, and a
+// waiting Acquire retries and keeps the one lock it took.
+func TestLock_lostReply(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		rdb, _ := b.NewClient() // our own client: we may add a hook
+		h := &redistest.ReplyLoser{}
+		rdb.AddHook(h)
+		locker := lock.New(rdb, lock.WithPrefix(b.Prefix))
+		other := newLocker(b)
+
+		h.Arm()
+		_, err := locker.TryAcquire(ctx, "job", time.Minute)
+		assert.ErrorIs(t, err, redistest.ErrReplyLost)
+		l, err := other.TryAcquire(ctx, "job", time.Minute)
+		require.NoError(t, err, "the lock taken before the reply was lost was given back")
+		require.NoError(t, l.Release(ctx))
+
+		h.Arm()
+		l, err = locker.Acquire(ctx, "job", time.Minute, lock.WithWait(5*time.Second))
+		require.NoError(t, err)
+		assert.Greater(t, l.Fence(), int64(0))
+		owner, err := b.Client.Get(ctx, ownerKey(b, "job")).Result()
+		require.NoError(t, err)
+		assert.Equal(t, l.Token(), owner)
+		require.NoError(t, l.Release(ctx))
+		_, err = other.TryAcquire(ctx, "job", time.Minute)
+		assert.NoError(t, err, "released")
+	})
+}

@@ -91,17 +91,20 @@ func WithWait(d time.Duration) AcquireOption {
 }
 
 // TryAcquire takes the lock name for ttl if it is free, in one round trip.
-// It returns [ErrNotObtained] if another holds it.
+// It returns [ErrNotObtained] if another holds it. If the call fails (the
+// reply may have been lost), it releases the lock the script may have taken,
+// at the cost of one more round trip.
 func (lk *Locker) TryAcquire(ctx context.Context, name string, ttl time.Duration) (*Lock, error) {
 	if err := check(name, ttl); err != nil {
 		return nil, err
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("lock: acquire %q: %w", name, errors.Join(ErrNotObtained, err))
+	}
 	l := lk.newLock(name, ttl)
 	ok, _, err := l.attempt(ctx, 0, false)
 	if err != nil {
-		if ctx.Err() != nil {
-			l.leave(ctx) // the script may have run: leave no lock behind
-		}
+		l.leave(ctx) // the script may have run before the reply was lost
 		return nil, fmt.Errorf("lock: acquire %q: %w", name, err)
 	}
 	if !ok {

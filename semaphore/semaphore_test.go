@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -505,33 +503,11 @@ func TestPermit_stalledHolder(t *testing.T) {
 	})
 }
 
-// lossHook makes the next script call whose reply arrives fail as if the
-// connection dropped after the server ran it.
-type lossHook struct{ armed atomic.Int32 }
-
-// errLost looks like a connection dropped mid-reply: a transient error.
-var errLost = fmt.Errorf("test: reply lost: %w", io.ErrUnexpectedEOF)
-
-func (h *lossHook) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (h *lossHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
-}
-func (h *lossHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		err := next(ctx, cmd)
-		if err == nil && strings.HasPrefix(cmd.Name(), "eval") && h.armed.CompareAndSwap(1, 0) {
-			cmd.SetErr(errLost)
-			return errLost
-		}
-		return err
-	}
-}
-
 func TestSemaphore_lostReply(t *testing.T) {
 	run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		rdb, _ := b.NewClient() // our own client: we may add a hook
-		h := &lossHook{}
+		h := &redistest.ReplyLoser{}
 		rdb.AddHook(h)
 		s := newSem(t, b, rdb, "sem", 2, time.Minute)
 		n, err := s.Holders(ctx) // the setup works
@@ -539,16 +515,16 @@ func TestSemaphore_lostReply(t *testing.T) {
 		require.Equal(t, int64(0), n)
 
 		// TryAcquire gives back the permit the server granted.
-		h.armed.Store(1)
+		h.Arm()
 		_, err = s.TryAcquire(ctx)
-		assert.ErrorIs(t, err, errLost)
+		assert.ErrorIs(t, err, redistest.ErrReplyLost)
 		assert.NotErrorIs(t, err, semaphore.ErrNoPermit)
 		n, err = s.Holders(ctx)
 		require.NoError(t, err)
 		assert.Equal(t, int64(0), n, "the ungranted permit was released")
 
 		// Acquire retries with the same ID and keeps the permit it got.
-		h.armed.Store(1)
+		h.Arm()
 		p, err := s.Acquire(ctx, semaphore.WithWait(5*time.Second))
 		require.NoError(t, err)
 		n, err = s.Holders(ctx)

@@ -72,6 +72,9 @@ type Turn struct {
 // during one, Queue returns (false, err). Whenever it returns false after
 // an attempt, it has called t.Leave.
 func Queue(ctx context.Context, c Client, deadline time.Time, t Turn) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
 	var (
 		queued  bool
 		backoff time.Duration
