@@ -51,7 +51,7 @@ func TestLock_Acquire_fifo(t *testing.T) {
 			}
 			require.NoError(t, r.l.Release(ctx))
 		}
-		assert.Empty(t, keysWithPrefix(t, b, "queue", "waiters", "owner"), "nothing left behind but the fence")
+		assert.Equal(t, []string{b.Prefix + "{job}:fence"}, b.Keys(""), "nothing left behind but the fence")
 	})
 }
 
@@ -151,7 +151,7 @@ func TestLock_Acquire_grantedBetweenWaits(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, ok)
 		assert.Greater(t, w.Fence(), holder.Fence())
-		assert.Empty(t, keysWithPrefix(t, b, "grant:"+w.Token()), "grant consumed")
+		assert.Empty(t, b.Keys(b.Prefix+"{job}:grant:*"), "grant consumed")
 		require.NoError(t, w.Release(ctx))
 	})
 }

@@ -593,33 +593,9 @@ func TestNew_badInput(t *testing.T) {
 			})
 			assert.Zero(t, rt, "New reaches Redis")
 		}
-		assert.Empty(t, keysWithPrefix(t, b), "New wrote nothing")
+		assert.Empty(t, b.Keys(""), "New wrote nothing")
 		assert.Panics(t, func() { _, _ = semaphore.New(nil, "sem", 1, time.Second) })
 	})
-}
-
-// keysWithPrefix returns the keys under the test's prefix on every master.
-func keysWithPrefix(t *testing.T, b *redistest.Backend) []string {
-	t.Helper()
-	ctx := t.Context()
-	var mu sync.Mutex
-	var out []string
-	scan := func(ctx context.Context, c *redis.Client) error {
-		ks, err := c.Keys(ctx, b.Prefix+"*").Result()
-		mu.Lock()
-		out = append(out, ks...)
-		mu.Unlock()
-		return err
-	}
-	switch c := b.Client.(type) {
-	case *redis.ClusterClient:
-		require.NoError(t, c.ForEachMaster(ctx, scan))
-	case *redis.Client:
-		require.NoError(t, scan(ctx, c))
-	default:
-		t.Fatalf("unexpected client %T", c)
-	}
-	return out
 }
 
 // The server dies and comes back: calls fail with errors in between, a

@@ -167,3 +167,35 @@ func ping(ctx context.Context, addr string) error {
 	defer c.Close()
 	return c.Ping(ctx).Err()
 }
+
+// Keys returns the keys matching pattern on every master (KEYS; test data
+// is small). An empty pattern means every key under b.Prefix.
+func (b *Backend) Keys(pattern string) []string {
+	b.t.Helper()
+	if pattern == "" {
+		pattern = b.Prefix + "*"
+	}
+	var (
+		mu  sync.Mutex
+		out []string
+	)
+	scan := func(ctx context.Context, c *redis.Client) error {
+		ks, err := c.Keys(ctx, pattern).Result()
+		mu.Lock()
+		out = append(out, ks...)
+		mu.Unlock()
+		return err
+	}
+	ctx := context.Background()
+	var err error
+	switch c := b.Client.(type) {
+	case *redis.ClusterClient:
+		err = c.ForEachMaster(ctx, scan)
+	case *redis.Client:
+		err = scan(ctx, c)
+	}
+	if err != nil {
+		b.t.Fatalf("redistest: KEYS %s: %v", pattern, err)
+	}
+	return out
+}
