@@ -1,0 +1,50 @@
+-- vote.lua: record user's up- or down-vote on an article (Redis in Action
+-- 1.3.1, article_vote, with the chapter's down-vote exercise) in one atomic
+-- step. A user holds at most one vote per article: a new vote moves the
+-- score by one vote's weight, switching sides moves it by two, and voting
+-- the same way again changes nothing.
+-- KEYS[1] time       ZSET article ID -> post time (server Unix s)
+-- KEYS[2] score      ZSET article ID -> score
+-- KEYS[3] article    HASH (fields votes, downvotes)
+-- KEYS[4] voted      SET of up-voters
+-- KEYS[5] downvoted  SET of down-voters
+-- ARGV[1] article ID   ARGV[2] user   ARGV[3] 'up' or 'down'
+-- ARGV[4] score of one vote (432)   ARGV[5] voting window (s)
+-- returns 1 new vote, 2 switched sides, 0 already voted that way,
+--        -1 no such article, -2 voting closed (nothing written for <= 0)
+-- Voting is open while the server's TIME is before the post time (the
+-- score in KEYS[1]) plus the window.
+local timeKey, scoreKey, article, voted, downvoted = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local id, user = ARGV[1], ARGV[2]
+local weight = tonumber(ARGV[4])
+local window = tonumber(ARGV[5])
+
+local posted = redis.call('ZSCORE', timeKey, id)
+if not posted then return -1 end
+posted = tonumber(posted)
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+if now >= posted + window then return -2 end
+
+local to, from, field, other, sign = voted, downvoted, 'votes', 'downvotes', 1
+if ARGV[3] == 'down' then
+  to, from, field, other, sign = downvoted, voted, 'downvotes', 'votes', -1
+end
+
+local result
+if redis.call('SMOVE', from, to, user) == 1 then
+  redis.call('HINCRBY', article, other, -1)
+  redis.call('HINCRBY', article, field, 1)
+  redis.call('ZINCRBY', scoreKey, sign * 2 * weight, id)
+  result = 2
+elseif redis.call('SADD', to, user) == 1 then
+  redis.call('HINCRBY', article, field, 1)
+  redis.call('ZINCRBY', scoreKey, sign * weight, id)
+  result = 1
+else
+  return 0
+end
+-- The voters are needed only while voting is open (SMOVE or SADD may have
+-- just created this set).
+redis.call('PEXPIREAT', to, string.format('%d', math.ceil((posted + window) * 1000)))
+return result
