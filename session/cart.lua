@@ -1,0 +1,16 @@
+-- cart.lua: set the count of an item in a session's cart (0 removes it),
+-- and mark the session as seen now, so that the cleaner tracks every cart.
+-- KEYS[1] recent  ZSET token -> last seen (server Unix µs)
+-- KEYS[2] cart    HASH of the session: item -> count
+-- ARGV[1] token   ARGV[2] item   ARGV[3] count (>= 0)
+-- returns 1
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+
+if tonumber(ARGV[3]) > 0 then
+  redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
+else
+  redis.call('HDEL', KEYS[2], ARGV[2])
+end
+redis.call('ZADD', KEYS[1], string.format('%d', now), ARGV[1])
+return 1

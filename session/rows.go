@@ -1,0 +1,248 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Loader loads the current content of a database row for the row cache
+// (the book's Inventory.get(row_id).to_dict()). The value is stored as
+// JSON: a []byte or json.RawMessage is taken as JSON already and must be
+// valid; anything else is encoded with encoding/json.
+type Loader func(ctx context.Context, rowID string) (any, error)
+
+// ScheduleRowCache starts, changes or stops the caching of a database
+// row (the book's schedule_row_cache), in one round trip (MULTI/EXEC).
+//
+// With a delay > 0, a [RowCacher] caches the row at once and then again
+// every delay (rounded down to whole milliseconds; at least 1 ms). With a
+// delay <= 0 (the book's -1), the row stops being cached: it leaves the
+// schedule and its cached copy is deleted, at once rather than at the
+// RowCacher's next pass as in the book; a RowCacher loading it meanwhile
+// does not write it back.
+//
+// An empty rowID, or a delay between 0 and 1 ms, is an error wrapping
+// [ErrInvalid], and nothing is written.
+func (s *Store) ScheduleRowCache(ctx context.Context, rowID string, delay time.Duration) error {
+	switch {
+	case rowID == "":
+		return invalid("schedule row cache", "empty row ID")
+	case delay > 0 && delay < time.Millisecond:
+		return invalid("schedule row cache", "row %q delay %v: must be at least 1ms, or <= 0 to stop caching", rowID, delay)
+	}
+	k := s.keys
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		if delay > 0 {
+			p.ZAdd(ctx, k.delayKey(), redis.Z{Member: rowID, Score: float64(delay.Milliseconds())})
+			p.ZAdd(ctx, k.scheduleKey(), redis.Z{Member: rowID, Score: 0}) // due at once
+			return nil
+		}
+		p.ZRem(ctx, k.delayKey(), rowID)
+		p.ZRem(ctx, k.scheduleKey(), rowID)
+		p.Del(ctx, k.rowKey(rowID))
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("session: schedule row cache %q: %w", rowID, err)
+	}
+	return nil
+}
+
+// Row returns the cached JSON of a row, in one round trip; ok is false if
+// the row is not cached (not scheduled, or not cached yet).
+func (s *Store) Row(ctx context.Context, rowID string) (data []byte, ok bool, err error) {
+	if rowID == "" {
+		return nil, false, invalid("row", "empty row ID")
+	}
+	data, err = s.rdb.Get(ctx, s.keys.rowKey(rowID)).Bytes()
+	switch {
+	case err == redis.Nil:
+		return nil, false, nil
+	case err != nil:
+		return nil, false, fmt.Errorf("session: row %q: %w", rowID, err)
+	}
+	return data, true, nil
+}
+
+// RowCacher keeps the scheduled rows of an app cached (the book's
+// cache_rows): it loads each row whose time has come and stores it with its
+// next due time, and drops rows whose delay is <= 0. It is safe for
+// concurrent use. Several RowCachers may run at once: each write checks
+// that the row is still the one its loader was called for, so a row is
+// written once per due time even if two of them load it.
+type RowCacher struct {
+	s    *Store
+	load Loader
+	o    loopOptions
+}
+
+// RowCacher returns a [RowCacher] that loads rows with load. It uses the
+// [WithClock], [WithInterval] and [WithLogger] options. A nil load or a bad
+// option is an error wrapping [ErrInvalid].
+func (s *Store) RowCacher(load Loader, opts ...LoopOption) (*RowCacher, error) {
+	o, err := loopOpts("row cacher", 50*time.Millisecond, opts)
+	if err != nil {
+		return nil, err
+	}
+	if load == nil {
+		return nil, invalid("row cacher", "nil loader")
+	}
+	return &RowCacher{s: s, load: load, o: o}, nil
+}
+
+// CacheDue makes one pass over the rows due by the RowCacher's clock
+// ([WithClock]), read once at the start: each is loaded and stored, and
+// rescheduled at now plus its delay, or dropped (and its cached copy
+// deleted) if its delay is <= 0. It returns how many rows it stored or
+// dropped. Round trips: one, plus one per row (a script that writes the
+// row and reads the next one).
+//
+// A row whose loader fails (or whose value cannot be encoded as JSON) keeps
+// its cached copy and is tried again after its delay; CacheDue goes on
+// with the other rows and returns the loader errors joined, each naming its
+// row. A Redis error ends the pass. It stops early if ctx ends.
+func (rc *RowCacher) CacheDue(ctx context.Context) (int, error) {
+	n, _, loadErr, err := rc.pass(ctx, ctx)
+	return n, errors.Join(err, loadErr)
+}
+
+// Run caches rows until ctx ends (the book's cache_rows loop): it makes a
+// pass ([RowCacher.CacheDue]) and then pauses until the next row is due,
+// by the RowCacher's clock, or for the interval ([WithInterval]: 50 ms),
+// whichever is sooner. The row in flight when ctx ends is finished unless
+// its loader gives up on ctx. Loader errors and transient Redis errors are
+// logged ([WithLogger]); Redis errors are retried with backoff. Run returns
+// nil when ctx ends, or the first Redis error that retrying cannot mend.
+func (rc *RowCacher) Run(ctx context.Context) error {
+	return run(ctx, "row cacher", rc.o.logger, func(work, stop context.Context) (time.Duration, error) {
+		_, next, loadErr, err := rc.pass(work, stop)
+		if loadErr != nil {
+			rc.o.logger.LogAttrs(stop, slog.LevelError, "session: row cacher: load failed", slog.Any("error", loadErr))
+		}
+		if err != nil {
+			return 0, err
+		}
+		if next == nil {
+			return rc.o.interval, nil
+		}
+		return min(rc.o.interval, time.Duration(next.due-float64(rc.o.now().UnixMilli()))*time.Millisecond), nil
+	})
+}
+
+// rowEntry is the row due first, as the row scripts' peek returns it.
+type rowEntry struct {
+	id       string
+	dueRaw   string // the schedule score as Redis wrote it
+	due      float64
+	delay    float64
+	hasDelay bool
+}
+
+// pass makes one pass over the rows due at the clock's now, with ctx for
+// Redis, stopping between rows when stop ends. The loader gets stop. It
+// returns the rows stored or dropped, the next row (nil if none), the
+// loader errors joined and the Redis error that ended the pass.
+func (rc *RowCacher) pass(ctx, stop context.Context) (n int, next *rowEntry, loadErr, err error) {
+	k := rc.s.keys
+	nowMS := rc.o.now().UnixMilli()
+	_, next, err = rowReply(rowDueScript.Run(ctx, rc.s.rdb, []string{k.scheduleKey(), k.delayKey()}))
+	var loadErrs []error
+	for err == nil && next != nil && next.due <= float64(nowMS) && stop.Err() == nil {
+		id := next.id
+		var code int64
+		if !next.hasDelay || next.delay <= 0 {
+			code, next, err = rowReply(rowDropScript.Run(ctx, rc.s.rdb,
+				[]string{k.scheduleKey(), k.delayKey(), k.rowKey(id)}, id))
+		} else {
+			data, lerr := rc.loadRow(stop, id)
+			if lerr != nil {
+				if stop.Err() != nil {
+					break // given up: the row stays due
+				}
+				loadErrs = append(loadErrs, fmt.Errorf("session: load row %q: %w", id, lerr))
+			}
+			write := "0"
+			if lerr == nil {
+				write = "1"
+			}
+			code, next, err = rowReply(rowStoreScript.Run(ctx, rc.s.rdb,
+				[]string{k.scheduleKey(), k.delayKey(), k.rowKey(id)},
+				id, next.dueRaw, nowMS, write, data))
+			if code == 2 {
+				code = 0 // rescheduled only
+			}
+		}
+		n += int(code)
+	}
+	if err != nil {
+		err = fmt.Errorf("session: cache rows: %w", err)
+	}
+	return n, next, errors.Join(loadErrs...), err
+}
+
+// loadRow calls the loader and encodes its value as JSON.
+func (rc *RowCacher) loadRow(ctx context.Context, id string) ([]byte, error) {
+	v, err := rc.load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	switch v := v.(type) {
+	case json.RawMessage:
+		return validJSON(v)
+	case []byte:
+		return validJSON(v)
+	}
+	return json.Marshal(v)
+}
+
+func validJSON(b []byte) ([]byte, error) {
+	if !json.Valid(b) {
+		return nil, errors.New("loader returned invalid JSON")
+	}
+	return b, nil
+}
+
+// rowReply parses a row script's reply {code, id, due, delay} (id, due and
+// delay absent when no row is scheduled; delay empty when the row has none).
+func rowReply(v any, err error) (int64, *rowEntry, error) {
+	if err != nil {
+		return 0, nil, err
+	}
+	r, ok := v.([]any)
+	if !ok || (len(r) != 1 && len(r) != 4) {
+		return 0, nil, fmt.Errorf("row script: malformed reply %v", v)
+	}
+	code, ok := r[0].(int64)
+	if !ok {
+		return 0, nil, fmt.Errorf("row script: malformed reply %v", v)
+	}
+	if len(r) == 1 {
+		return code, nil, nil
+	}
+	e := &rowEntry{}
+	var delay string
+	var ok1, ok2, ok3 bool
+	e.id, ok1 = r[1].(string)
+	e.dueRaw, ok2 = r[2].(string)
+	delay, ok3 = r[3].(string)
+	if !ok1 || !ok2 || !ok3 {
+		return 0, nil, fmt.Errorf("row script: malformed reply %v", v)
+	}
+	if e.due, err = strconv.ParseFloat(e.dueRaw, 64); err != nil {
+		return 0, nil, fmt.Errorf("row script: row %q: malformed due time %q", e.id, e.dueRaw)
+	}
+	if delay != "" {
+		if e.delay, err = strconv.ParseFloat(delay, 64); err != nil {
+			return 0, nil, fmt.Errorf("row script: row %q: malformed delay %q", e.id, delay)
+		}
+		e.hasDelay = true
+	}
+	return code, e, nil
+}

@@ -1,0 +1,30 @@
+-- rowstore.lua: store a freshly loaded row and schedule its next caching
+-- at now + its delay, unless the row was changed meanwhile: its schedule
+-- entry is no longer the one the caller picked (it was rescheduled, or
+-- taken by another RowCacher), or its delay is gone or <= 0 (it was
+-- unscheduled). A row that is being unscheduled is never written back.
+-- (withPeek comes from rowpeek.lua.)
+-- KEYS[1] schedule  ZSET row ID -> due (Unix ms; 0: at once)
+-- KEYS[2] delay     ZSET row ID -> re-caching period (ms)
+-- KEYS[3] row       STRING the row's JSON
+-- ARGV[1] row ID   ARGV[2] the due score picked   ARGV[3] now (Unix ms)
+-- ARGV[4] '1': write ARGV[5] (the JSON); '0': the load failed, only
+--         reschedule, keeping the cached copy
+-- returns {code, next row as peek}: code 1 stored, 2 rescheduled only,
+-- 0 changed meanwhile (nothing written)
+local schedule, delay = KEYS[1], KEYS[2]
+local id = ARGV[1]
+local due = redis.call('ZSCORE', schedule, id)
+local d = redis.call('ZSCORE', delay, id)
+local code = 0
+if due and tonumber(due) == tonumber(ARGV[2]) and d and tonumber(d) > 0 then
+  code = 2
+  if ARGV[4] == '1' then
+    redis.call('SET', KEYS[3], ARGV[5])
+    code = 1
+  end
+  -- ceil: a fractional delay (not written by this package) still moves the
+  -- row past now
+  redis.call('ZADD', schedule, string.format('%d', math.ceil(tonumber(ARGV[3]) + tonumber(d))), id)
+end
+return withPeek(code, schedule, delay)

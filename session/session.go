@@ -1,0 +1,267 @@
+package session
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ria-go/ria/internal/keys"
+	"github.com/ria-go/ria/internal/script"
+)
+
+// Client is the subset of go-redis this package uses.
+type Client interface {
+	redis.Scripter
+	Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
+	TxPipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
+	Get(ctx context.Context, key string) *redis.StringCmd
+	Set(ctx context.Context, key string, value any, expiration time.Duration) *redis.StatusCmd
+	HGet(ctx context.Context, key, field string) *redis.StringCmd
+	HGetAll(ctx context.Context, key string) *redis.MapStringStringCmd
+	ZCard(ctx context.Context, key string) *redis.IntCmd
+	ZRank(ctx context.Context, key, member string) *redis.IntCmd
+	ZRevRange(ctx context.Context, key string, start, stop int64) *redis.StringSliceCmd
+}
+
+var (
+	_ Client = (*redis.Client)(nil)
+	_ Client = (*redis.ClusterClient)(nil)
+	_ Client = (*redis.Ring)(nil)
+)
+
+// ErrInvalid is wrapped by every error about a bad argument: an empty
+// token, user, item or row ID, a negative count or limit, a bad option.
+// Such calls write nothing.
+var ErrInvalid = errors.New("session: invalid argument")
+
+// invalid returns an error for a bad argument of op, wrapping [ErrInvalid].
+func invalid(op, format string, args ...any) error {
+	return fmt.Errorf("session: %s: %s: %w", op, fmt.Sprintf(format, args...), ErrInvalid)
+}
+
+const (
+	// ViewedLimit is how many of a session's last viewed items
+	// [Store.UpdateToken] keeps, as the book does.
+	ViewedLimit = 25
+	// DefaultCacheTop is how many of the most viewed items have cacheable
+	// pages unless [WithCacheTop] says otherwise: the book's 10,000.
+	DefaultCacheTop = 10000
+	// DefaultPageTTL is how long a cached page lives unless [WithPageTTL]
+	// says otherwise: the book's 300 seconds.
+	DefaultPageTTL = 300 * time.Second
+)
+
+var (
+	//go:embed update.lua
+	updateLua string
+	//go:embed cart.lua
+	cartLua string
+	//go:embed clean.lua
+	cleanLua string
+	//go:embed page.lua
+	pageLua string
+	//go:embed rowpeek.lua
+	rowPeekLua string
+	//go:embed rowdue.lua
+	rowDueLua string
+	//go:embed rowstore.lua
+	rowStoreLua string
+	//go:embed rowdrop.lua
+	rowDropLua string
+
+	updateScript   = script.New("session update", updateLua)
+	cartScript     = script.New("session cart", cartLua)
+	cleanScript    = script.New("session clean", cleanLua)
+	pageScript     = script.New("session page", pageLua)
+	rowDueScript   = script.New("session row due", rowPeekLua+rowDueLua)
+	rowStoreScript = script.New("session row store", rowPeekLua+rowStoreLua)
+	rowDropScript  = script.New("session row drop", rowPeekLua+rowDropLua)
+)
+
+// Option configures a [Store].
+type Option func(*options)
+
+type options struct {
+	prefix   string
+	pageTTL  time.Duration
+	cacheTop int64
+}
+
+// WithPrefix sets the key prefix. Default: "session:". It must not contain
+// '{' or '}', which would break the keys' Cluster hash tag.
+func WithPrefix(p string) Option { return func(o *options) { o.prefix = p } }
+
+// WithPageTTL sets how long [Store.CacheRequest] keeps a rendered page.
+// Default: [DefaultPageTTL] (300 s). It must be at least a millisecond.
+func WithPageTTL(d time.Duration) Option { return func(o *options) { o.pageTTL = d } }
+
+// WithCacheTop sets how many of the most viewed items have cacheable pages
+// (see [Store.CanCache]). Default: [DefaultCacheTop] (10,000). It must be
+// at least 1. [Store.Rescaler] keeps twice as many items in the ranking.
+func WithCacheTop(n int) Option { return func(o *options) { o.cacheTop = int64(n) } }
+
+// Store holds the sessions, carts, page cache and row cache of one web
+// app. It is safe for concurrent use, and any number of Stores of the same
+// app and prefix, in any number of processes, share the same data.
+type Store struct {
+	rdb      Client
+	app      string
+	keys     keySet
+	pageTTL  time.Duration
+	cacheTop int64
+}
+
+// New returns the Store of the web app called app. All the app's keys
+// share the hash tag {app}, so on Redis Cluster the whole app lives in one
+// slot (see the package doc).
+//
+// New returns an error wrapping [ErrInvalid] if app is empty or starts
+// with '}', the prefix holds '{' or '}', or an option is out of range. It
+// panics if rdb is nil. Nothing reaches Redis.
+func New(rdb Client, app string, opts ...Option) (*Store, error) {
+	if rdb == nil {
+		panic("session: New with a nil client")
+	}
+	o := options{prefix: "session:", pageTTL: DefaultPageTTL, cacheTop: DefaultCacheTop}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if err := keys.CheckEntity("app name", app); err != nil {
+		return nil, fmt.Errorf("session: new: %w: %w", err, ErrInvalid)
+	}
+	if strings.ContainsAny(o.prefix, "{}") {
+		return nil, invalid("new "+strconv.Quote(app), "prefix %q: must not contain '{' or '}'", o.prefix)
+	}
+	if o.pageTTL < time.Millisecond {
+		return nil, invalid("new "+strconv.Quote(app), "page TTL %v: must be at least 1ms", o.pageTTL)
+	}
+	if o.cacheTop < 1 {
+		return nil, invalid("new "+strconv.Quote(app), "cache top %d: must be at least 1", o.cacheTop)
+	}
+	return &Store{
+		rdb:      rdb,
+		app:      app,
+		keys:     newKeySet(keys.New(o.prefix), app),
+		pageTTL:  o.pageTTL,
+		cacheTop: o.cacheTop,
+	}, nil
+}
+
+// App returns the app's name.
+func (s *Store) App() string { return s.app }
+
+// CheckToken returns the user a session token belongs to, in one round
+// trip (the book's check_token). ok is false for an unknown token, one
+// never recorded by [Store.UpdateToken] or deleted by a [Cleaner]. An empty
+// token is an error wrapping [ErrInvalid].
+func (s *Store) CheckToken(ctx context.Context, token string) (user string, ok bool, err error) {
+	if token == "" {
+		return "", false, invalid("check token", "empty token")
+	}
+	user, err = s.rdb.HGet(ctx, s.keys.loginKey(), token).Result()
+	switch {
+	case err == redis.Nil:
+		return "", false, nil
+	case err != nil:
+		return "", false, fmt.Errorf("session: check token: %w", err)
+	}
+	return user, true, nil
+}
+
+// UpdateToken records a request of the session token, made by user, in
+// one round trip (one script, where the book sends up to five commands):
+// it maps token to user, marks the session as seen now (server time), and
+// if item is not empty records the view: item becomes the session's newest
+// viewed item (of the last [ViewedLimit] kept) and its count in the app's
+// view ranking grows by one.
+//
+// An empty token or user is an error wrapping [ErrInvalid], and nothing
+// is written.
+func (s *Store) UpdateToken(ctx context.Context, token, user, item string) error {
+	switch {
+	case token == "":
+		return invalid("update token", "empty token")
+	case user == "":
+		return invalid("update token", "user of token %q: empty user", token)
+	}
+	_, err := updateScript.Int64(ctx, s.rdb,
+		[]string{s.keys.loginKey(), s.keys.recentKey(), s.keys.viewedKey(token), s.keys.viewsKey()},
+		token, user, item, ViewedLimit)
+	if err != nil {
+		return fmt.Errorf("session: update token: %w", err)
+	}
+	return nil
+}
+
+// Viewed returns the items the session token viewed last, newest first (at
+// most [ViewedLimit]), in one round trip.
+func (s *Store) Viewed(ctx context.Context, token string) ([]string, error) {
+	if token == "" {
+		return nil, invalid("viewed", "empty token")
+	}
+	items, err := s.rdb.ZRevRange(ctx, s.keys.viewedKey(token), 0, -1).Result()
+	if err != nil {
+		return nil, fmt.Errorf("session: viewed: %w", err)
+	}
+	return items, nil
+}
+
+// Sessions returns the number of sessions the app tracks (those a
+// [Cleaner] counts against its limit), in one round trip.
+func (s *Store) Sessions(ctx context.Context) (int64, error) {
+	n, err := s.rdb.ZCard(ctx, s.keys.recentKey()).Result()
+	if err != nil {
+		return 0, fmt.Errorf("session: sessions: %w", err)
+	}
+	return n, nil
+}
+
+// AddToCart sets how many of item the session token has in its cart, in
+// one round trip; a count of 0 takes the item out (the book's add_to_cart
+// removes on count <= 0). It also marks the session as seen now, so that a
+// [Cleaner] tracks every cart, even one of a session that never logged in.
+//
+// An empty token or item, or a negative count, is an error wrapping
+// [ErrInvalid], and nothing is written.
+func (s *Store) AddToCart(ctx context.Context, token, item string, count int) error {
+	switch {
+	case token == "":
+		return invalid("add to cart", "empty token")
+	case item == "":
+		return invalid("add to cart", "cart of %q: empty item", token)
+	case count < 0:
+		return invalid("add to cart", "item %q count %d: must not be negative (0 removes the item)", item, count)
+	}
+	_, err := cartScript.Int64(ctx, s.rdb, []string{s.keys.recentKey(), s.keys.cartKey(token)}, token, item, count)
+	if err != nil {
+		return fmt.Errorf("session: add to cart: %w", err)
+	}
+	return nil
+}
+
+// Cart returns the items in the session token's cart and their counts, in
+// one round trip. An unknown session has an empty cart.
+func (s *Store) Cart(ctx context.Context, token string) (map[string]int, error) {
+	if token == "" {
+		return nil, invalid("cart", "empty token")
+	}
+	raw, err := s.rdb.HGetAll(ctx, s.keys.cartKey(token)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("session: cart: %w", err)
+	}
+	cart := make(map[string]int, len(raw))
+	for item, v := range raw {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return nil, fmt.Errorf("session: cart of %q: item %q: malformed count %q", token, item, v)
+		}
+		cart[item] = n
+	}
+	return cart, nil
+}
