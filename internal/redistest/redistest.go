@@ -115,13 +115,19 @@ func (b *Backend) Addrs() []string { return b.addrs }
 // several processes.
 func (b *Backend) NewClient() (redis.UniversalClient, *roundtrip.Counter) {
 	var c redis.UniversalClient
+	cnt := &roundtrip.Counter{}
 	if b.Kind == Cluster {
-		c = redis.NewClusterClient(&redis.ClusterOptions{Addrs: b.addrs, PoolSize: 64})
+		cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: b.addrs, PoolSize: 64})
+		// Count on the node clients, which see every request the cluster
+		// client sends: WATCH transactions bypass the cluster's own hooks,
+		// and a pipeline split over nodes is one round trip per node.
+		// Nodes are created on first use, after this.
+		cc.OnNewNode(func(n *redis.Client) { n.AddHook(cnt) })
+		c = cc
 	} else {
 		c = redis.NewClient(&redis.Options{Addr: b.addrs[0], PoolSize: 64})
+		c.AddHook(cnt)
 	}
-	cnt := &roundtrip.Counter{}
-	c.AddHook(cnt)
 	b.t.Cleanup(func() { _ = c.Close() })
 	return c, cnt
 }

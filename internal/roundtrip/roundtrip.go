@@ -10,9 +10,10 @@ import (
 )
 
 // Counter is a redis.Hook that counts round trips (one per command, one per
-// pipeline or transaction) and commands. The commands go-redis sends to set
-// up a new connection (HELLO, AUTH, SELECT, CLIENT, READONLY) are not
-// counted: they are not part of any operation. A blocking command (BLPOP) is
+// pipeline or transaction) and commands. The commands go-redis sends on its
+// own, to set up a new connection (HELLO, AUTH, SELECT, CLIENT, READONLY) or
+// to learn a cluster's layout (CLUSTER, COMMAND), are not counted: they are
+// not part of any operation. A blocking command (BLPOP) is
 // one round trip however long it blocks. Retries and MOVED redirects inside
 // go-redis are not seen: it counts what the caller asked for. It is safe for
 // concurrent use.
@@ -65,10 +66,10 @@ func (c *Counter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proc
 	}
 }
 
-// connSetup reports whether cmd is one go-redis sends to set up a connection.
+// connSetup reports whether cmd is one go-redis sends on its own.
 func connSetup(cmd redis.Cmder) bool {
 	switch cmd.Name() {
-	case "hello", "auth", "select", "client", "readonly":
+	case "hello", "auth", "select", "client", "readonly", "cluster", "command":
 		return true
 	}
 	return false
