@@ -160,7 +160,7 @@ func Pop(ctx context.Context, c Client, key string, d time.Duration) (string, bo
 	}
 	done := make(chan result, 1) // buffered: an abandoned BLPOP still finishes
 	go func() {
-		val, ok, err := blpop(context.WithoutCancel(ctx), c, key, d)
+		_, val, ok, err := BLPop(context.WithoutCancel(ctx), c, d, key)
 		done <- result{val, ok, err}
 	}()
 	select {
@@ -178,30 +178,34 @@ func Pop(ctx context.Context, c Client, key string, d time.Duration) (string, bo
 	}
 }
 
-// blpop pops a value from key, waiting at most d. go-redis's BLPop takes
-// whole seconds only (and lengthens the read timeout to match); a shorter
-// wait goes through Do with a fractional timeout (Redis 6+), as long as the
-// client's read timeout leaves room for it, else it waits a whole second.
-func blpop(ctx context.Context, c Client, key string, d time.Duration) (string, bool, error) {
-	var (
-		kv  []string
-		err error
-	)
+// BLPop pops a value from the first non-empty list of keys, waiting at most
+// d, and returns the list it came from and the value (ok false when d
+// passed). go-redis's BLPop takes whole seconds only (and lengthens the read
+// timeout to match); a shorter wait goes through Do with a fractional
+// timeout (Redis 6+), as long as the client's read timeout leaves room for
+// it, else it waits a whole second.
+func BLPop(ctx context.Context, c Client, d time.Duration, keys ...string) (key, val string, ok bool, err error) {
+	var kv []string
 	if d >= time.Second || !roomFor(c, d) {
-		kv, err = c.BLPop(ctx, max(d.Truncate(time.Second), time.Second), key).Result()
+		kv, err = c.BLPop(ctx, max(d.Truncate(time.Second), time.Second), keys...).Result()
 	} else {
-		secs := strconv.FormatFloat(max(d.Seconds(), 0.001), 'f', 3, 64)
-		kv, err = c.Do(ctx, "blpop", key, secs).StringSlice()
+		args := make([]any, 0, len(keys)+2)
+		args = append(args, "blpop")
+		for _, k := range keys {
+			args = append(args, k)
+		}
+		args = append(args, strconv.FormatFloat(max(d.Seconds(), 0.001), 'f', 3, 64))
+		kv, err = c.Do(ctx, args...).StringSlice()
 	}
 	switch {
 	case err == redis.Nil:
-		return "", false, nil
+		return "", "", false, nil
 	case err != nil:
-		return "", false, err
+		return "", "", false, err
 	case len(kv) != 2:
-		return "", false, fmt.Errorf("wait: BLPOP %s: want [key value], got %d values", key, len(kv))
+		return "", "", false, fmt.Errorf("wait: BLPOP %v: want [key value], got %d values", keys, len(kv))
 	}
-	return kv[1], true, nil
+	return kv[0], kv[1], true, nil
 }
 
 // roomFor reports whether c's read timeout (go-redis's default: 3s) is

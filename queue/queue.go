@@ -1,0 +1,465 @@
+package queue
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ria-go/ria/internal/keys"
+	"github.com/ria-go/ria/internal/script"
+	"github.com/ria-go/ria/internal/wait"
+)
+
+// Client is the subset of go-redis this package uses: scripts, plus the
+// blocking pop idle workers wait on and the transaction [Group.Stats] reads
+// in.
+type Client interface {
+	redis.Scripter
+	wait.Client
+}
+
+var (
+	_ Client = (*redis.Client)(nil)
+	_ Client = (*redis.ClusterClient)(nil)
+	_ Client = (*redis.Ring)(nil)
+)
+
+var (
+	// ErrNotFound is returned by [Group.Cancel] when the task is not waiting
+	// in the delayed set, and by [Group.Requeue] when it is not dead.
+	ErrNotFound = errors.New("queue: task not found")
+	// ErrDuplicate is returned by [Group.Enqueue] and [Group.EnqueueBatch]
+	// when a task ID given with [ID] is taken by a task that has not
+	// finished (ready, delayed, in flight or dead).
+	ErrDuplicate = errors.New("queue: duplicate task ID")
+	// ErrNoRetry, wrapped in a handler's error, sends the task to the dead
+	// letters at once instead of retrying it.
+	ErrNoRetry = errors.New("queue: no retry")
+	// ErrUnknownTask is the error of a task whose name has no handler. It
+	// is also [ErrNoRetry]: such a task goes to the dead letters at once.
+	ErrUnknownTask error = &noRetryError{"queue: unknown task name"}
+	// ErrBadPayload is the error of a task whose payload does not decode
+	// (see [Task.Decode] and [Typed]). It is also [ErrNoRetry]: such a task
+	// goes to the dead letters at once.
+	ErrBadPayload error = &noRetryError{"queue: payload does not decode"}
+	// ErrLeaseLost is the cause (context.Cause) of a handler's context
+	// cancelled because the worker no longer holds the task: its lease
+	// expired and another worker may be running it.
+	ErrLeaseLost = errors.New("queue: lease lost")
+)
+
+// noRetryError is an error that is also [ErrNoRetry].
+type noRetryError struct{ msg string }
+
+func (e *noRetryError) Error() string        { return e.msg }
+func (e *noRetryError) Is(target error) bool { return target == ErrNoRetry }
+
+var (
+	//go:embed common.lua
+	commonLua string
+	//go:embed enqueue.lua
+	enqueueLua string
+	//go:embed take.lua
+	takeLua string
+	//go:embed settle.lua
+	settleLua string
+	//go:embed promote.lua
+	promoteLua string
+	//go:embed recover.lua
+	recoverLua string
+	//go:embed cancel.lua
+	cancelLua string
+	//go:embed requeue.lua
+	requeueLua string
+	//go:embed extend.lua
+	extendLua string
+	//go:embed dead.lua
+	deadLua string
+
+	enqueueScript = script.New("queue enqueue", commonLua+enqueueLua)
+	takeScript    = script.New("queue take", commonLua+takeLua)
+	settleScript  = script.New("queue settle", commonLua+settleLua)
+	promoteScript = script.New("queue promote", commonLua+promoteLua)
+	recoverScript = script.New("queue recover", commonLua+recoverLua)
+	cancelScript  = script.New("queue cancel", commonLua+cancelLua)
+	requeueScript = script.New("queue requeue", commonLua+requeueLua)
+	extendScript  = script.New("queue extend", extendLua)
+	deadScript    = script.New("queue dead", deadLua)
+)
+
+const (
+	// batch is the most delayed tasks promoted, and the most expired leases
+	// recovered, by one script call.
+	batch = 100
+	// defaultMaxRetry is the retries a task gets unless [MaxRetry] says.
+	defaultMaxRetry = 5
+	// maxErrorLen bounds the error text kept with a failed task.
+	maxErrorLen = 1024
+)
+
+// Codec encodes task payloads into bytes and back.
+type Codec interface {
+	Marshal(v any) ([]byte, error)
+	Unmarshal(data []byte, v any) error
+}
+
+// Option configures a [Group].
+type Option func(*options)
+
+type options struct {
+	prefix    string
+	codec     Codec
+	deadLimit int
+}
+
+// WithPrefix sets the key prefix. Default: "queue:". It must not contain
+// '{' or '}', which would break the keys' Cluster hash tag.
+func WithPrefix(p string) Option { return func(o *options) { o.prefix = p } }
+
+// WithCodec sets the codec of the payloads. Default: encoding/json.
+func WithCodec(c Codec) Option { return func(o *options) { o.codec = c } }
+
+// WithDeadLimit sets how many dead tasks the group keeps: beyond it, the
+// oldest are deleted as new ones die. Default: 10000.
+func WithDeadLimit(n int) Option { return func(o *options) { o.deadLimit = n } }
+
+// Group is a named group of queues sharing one Redis Cluster slot: tasks
+// are enqueued into one of its queues by name, and workers serve some of
+// its queues in priority order. It is safe for concurrent use.
+type Group struct {
+	rdb       Client
+	name      string
+	codec     Codec
+	deadLimit int
+	keys      keySet
+}
+
+// New returns the group called name. Every Group of the same name and
+// prefix, in any process, shares the same tasks.
+//
+// New returns an error naming the bad argument if name is empty or starts
+// with '}', the prefix holds '{' or '}', the codec is nil or the dead limit
+// is less than 1. It panics if rdb is nil. Nothing reaches Redis.
+func New(rdb Client, name string, opts ...Option) (*Group, error) {
+	if rdb == nil {
+		panic("queue: New with a nil client")
+	}
+	o := options{prefix: "queue:", codec: jsonCodec{}, deadLimit: 10000}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if err := keys.CheckEntity("group name", name); err != nil {
+		return nil, fmt.Errorf("queue: new: %w", err)
+	}
+	if strings.ContainsAny(o.prefix, "{}") {
+		return nil, fmt.Errorf("queue: new %q: prefix %q: must not contain '{' or '}'", name, o.prefix)
+	}
+	if o.codec == nil {
+		return nil, fmt.Errorf("queue: new %q: codec: must not be nil", name)
+	}
+	if o.deadLimit < 1 {
+		return nil, fmt.Errorf("queue: new %q: dead limit %d: must be at least 1", name, o.deadLimit)
+	}
+	return &Group{rdb: rdb, name: name, codec: o.codec, deadLimit: o.deadLimit, keys: newKeySet(keys.New(o.prefix), name)}, nil
+}
+
+// Name returns the group's name.
+func (g *Group) Name() string { return g.name }
+
+// EnqueueOption configures one task of [Group.Enqueue] or a [Job].
+type EnqueueOption func(*enqueueOptions)
+
+type enqueueOptions struct {
+	delay    time.Duration
+	at       time.Time
+	atSet    bool
+	maxRetry int
+	id       string
+	idSet    bool
+}
+
+// Delay makes the task ready d after the server's clock reads the enqueue
+// (zero: at once). A negative d is an error.
+func Delay(d time.Duration) EnqueueOption { return func(o *enqueueOptions) { o.delay = d } }
+
+// At makes the task ready when the server's clock reaches t (at once if t
+// has passed). It replaces [Delay]. A zero t is an error.
+func At(t time.Time) EnqueueOption {
+	return func(o *enqueueOptions) { o.at, o.atSet = t, true }
+}
+
+// MaxRetry sets how many times a failed task is retried before it goes to
+// the dead letters (0: never). Default: 5. A negative n is an error.
+func MaxRetry(n int) EnqueueOption { return func(o *enqueueOptions) { o.maxRetry = n } }
+
+// ID gives the task the ID id instead of a random UUID. Enqueueing a task
+// whose ID is taken by an unfinished task (ready, delayed, in flight or
+// dead) fails with [ErrDuplicate], so a caller can retry an Enqueue whose
+// reply was lost without doubling the task. Once a task is done, its ID is
+// free again. An empty id is an error.
+func ID(id string) EnqueueOption { return func(o *enqueueOptions) { o.id, o.idSet = id, true } }
+
+// Job is one task of [Group.EnqueueBatch].
+type Job struct {
+	Queue   string          // name of the queue the task goes to
+	Name    string          // task name, which selects the handler
+	Payload any             // encoded with the group's codec
+	Options []EnqueueOption // Delay, At, MaxRetry, ID
+}
+
+// Enqueue adds a task named name with payload, encoded by the group's codec,
+// to the queue called queue, in one round trip, and returns its ID. The
+// task is ready at once unless [Delay] or [At] says otherwise. It returns
+// [ErrDuplicate] if an [ID] is taken, and an error naming the bad argument
+// (nothing written) for an empty queue or task name, a negative delay or
+// retry count, a zero time, an empty ID or a payload the codec rejects.
+func (g *Group) Enqueue(ctx context.Context, queue, name string, payload any, opts ...EnqueueOption) (string, error) {
+	ids, err := g.EnqueueBatch(ctx, []Job{{Queue: queue, Name: name, Payload: payload, Options: opts}})
+	if err != nil {
+		return "", err
+	}
+	return ids[0], nil
+}
+
+// EnqueueBatch adds every job in one round trip, all or nothing, and
+// returns their IDs in order. Its errors are those of [Group.Enqueue], for
+// the first bad job; two jobs with the same [ID] are refused with
+// [ErrDuplicate]. An empty batch does nothing.
+func (g *Group) EnqueueBatch(ctx context.Context, jobs []Job) ([]string, error) {
+	if len(jobs) == 0 {
+		return nil, nil
+	}
+	keys := g.keys.base()
+	queueIdx := map[string]int{}
+	ids := make([]string, len(jobs))
+	seen := map[string]bool{}
+	args := make([]any, 1, 1+8*len(jobs))
+	args[0] = len(jobs)
+	for i, j := range jobs {
+		o := enqueueOptions{maxRetry: defaultMaxRetry}
+		for _, opt := range j.Options {
+			opt(&o)
+		}
+		if err := checkJob(j, o); err != nil {
+			return nil, fmt.Errorf("queue: enqueue %q: job %d: %w", g.name, i, err)
+		}
+		payload, err := g.codec.Marshal(j.Payload)
+		if err != nil {
+			return nil, fmt.Errorf("queue: enqueue %q: job %d: payload: %w", g.name, i, err)
+		}
+		id, custom := o.id, "1"
+		if !o.idSet {
+			id, custom = uuid.NewString(), "0"
+		}
+		if seen[id] {
+			return nil, fmt.Errorf("queue: enqueue %q: job %d: ID %q twice in the batch: %w", g.name, i, id, ErrDuplicate)
+		}
+		seen[id] = true
+		ids[i] = id
+		qi, ok := queueIdx[j.Queue]
+		if !ok {
+			qi = len(queueIdx) + 1
+			queueIdx[j.Queue] = qi
+			keys = append(keys, g.keys.ready+j.Queue, g.keys.signal+j.Queue)
+		}
+		due := "n"
+		switch {
+		case o.atSet:
+			due = "a" + strconv.FormatInt(o.at.UnixMilli(), 10)
+		case o.delay > 0:
+			due = "d" + strconv.FormatInt(max(o.delay.Milliseconds(), 1), 10)
+		}
+		args = append(args, id, custom, j.Queue, qi, j.Name, o.maxRetry, due, payload)
+	}
+	n, err := enqueueScript.Int64(ctx, g.rdb, keys, args...)
+	if err != nil {
+		return nil, fmt.Errorf("queue: enqueue %q: %w", g.name, err)
+	}
+	if n > 0 && int(n) <= len(jobs) {
+		return nil, fmt.Errorf("queue: enqueue %q: job %d: ID %q: %w", g.name, n-1, ids[n-1], ErrDuplicate)
+	}
+	return ids, nil
+}
+
+func checkJob(j Job, o enqueueOptions) error {
+	switch {
+	case j.Queue == "":
+		return errors.New("queue name: empty name")
+	case j.Name == "":
+		return errors.New("task name: empty name")
+	case o.delay < 0:
+		return fmt.Errorf("delay %v: must not be negative", o.delay)
+	case o.atSet && o.at.IsZero():
+		return errors.New("at: zero time")
+	case o.maxRetry < 0:
+		return fmt.Errorf("max retry %d: must not be negative", o.maxRetry)
+	case o.idSet && o.id == "":
+		return errors.New("ID: empty")
+	}
+	return nil
+}
+
+// Cancel deletes a task that waits in the delayed set, in one round trip:
+// one enqueued with a delay that is not yet due, or a failed one waiting for
+// its retry. It returns [ErrNotFound] if the task is not there (ready, in
+// flight, dead, done, or unknown).
+func (g *Group) Cancel(ctx context.Context, id string) error {
+	n, err := cancelScript.Int64(ctx, g.rdb, g.keys.base(), id)
+	if err != nil {
+		return fmt.Errorf("queue: cancel %q in %q: %w", id, g.name, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("queue: cancel %q in %q: %w", id, g.name, ErrNotFound)
+	}
+	return nil
+}
+
+// Requeue moves a dead task back to the end of its queue, with its failed
+// attempts reset, in one round trip. It returns [ErrNotFound] if the task
+// is not dead.
+func (g *Group) Requeue(ctx context.Context, id string) error {
+	n, err := requeueScript.Int64(ctx, g.rdb, g.keys.base(), id)
+	if err != nil {
+		return fmt.Errorf("queue: requeue %q in %q: %w", id, g.name, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("queue: requeue %q in %q: %w", id, g.name, ErrNotFound)
+	}
+	return nil
+}
+
+// Promote moves every due delayed task to its queue, in batches of 100 per
+// round trip, and returns how many it moved. Workers promote as they take
+// tasks, so calling it is never required; it suits schedulers and tests.
+// Any number of promoters may run at once: each task is moved once.
+func (g *Group) Promote(ctx context.Context) (int, error) {
+	return g.loop(ctx, "promote", promoteScript, batch)
+}
+
+// Recover puts every task whose lease has expired (its worker died or
+// stalled) back at the front of its queue, counting a failed attempt, or
+// into the dead letters when it has no retry left; in batches of 100 per
+// round trip. It returns how many it recovered. Workers recover as they
+// take tasks, so calling it is never required. Any number of recoverers
+// may run at once: each expired lease is recovered once.
+func (g *Group) Recover(ctx context.Context) (int, error) {
+	return g.loop(ctx, "recover", recoverScript, batch, g.deadLimit)
+}
+
+func (g *Group) loop(ctx context.Context, op string, s *script.Script, args ...any) (int, error) {
+	total := 0
+	for {
+		r, err := s.Int64s(ctx, g.rdb, g.keys.base(), args...)
+		if err == nil && len(r) != 2 {
+			err = fmt.Errorf("script %s: want 2 integers, got %d", s.Name(), len(r))
+		}
+		if err != nil {
+			return total, fmt.Errorf("queue: %s %q: %w", op, g.name, err)
+		}
+		total += int(r[0])
+		if r[1] == 0 {
+			return total, nil
+		}
+	}
+}
+
+// Stats counts a group's tasks.
+type Stats struct {
+	Ready    map[string]int64 // ready tasks per queue asked for
+	Delayed  int64            // tasks waiting for their due time or retry
+	InFlight int64            // tasks taken by a worker, not yet settled
+	Dead     int64            // tasks in the dead letters
+}
+
+// Stats counts the ready tasks of each named queue and the group's delayed,
+// in-flight and dead tasks, in one round trip (a MULTI/EXEC, so the counts
+// are of one moment).
+func (g *Group) Stats(ctx context.Context, queues ...string) (Stats, error) {
+	var (
+		ready []*redis.IntCmd
+		z     [3]*redis.IntCmd
+	)
+	_, err := g.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		for _, q := range queues {
+			ready = append(ready, p.LLen(ctx, g.keys.ready+q))
+		}
+		z[0], z[1], z[2] = p.ZCard(ctx, g.keys.delayed), p.ZCard(ctx, g.keys.inflight), p.ZCard(ctx, g.keys.dead)
+		return nil
+	})
+	if err != nil {
+		return Stats{}, fmt.Errorf("queue: stats %q: %w", g.name, err)
+	}
+	s := Stats{Ready: make(map[string]int64, len(queues)), Delayed: z[0].Val(), InFlight: z[1].Val(), Dead: z[2].Val()}
+	for i, q := range queues {
+		s.Ready[q] = ready[i].Val()
+	}
+	return s, nil
+}
+
+// DeadTask is a task in the dead letters.
+type DeadTask struct {
+	ID       string
+	Queue    string
+	Name     string
+	Attempts int       // failed attempts
+	Error    string    // the last error
+	Died     time.Time // by the server's clock
+}
+
+// Dead lists up to limit dead tasks, most recent first, skipping the first
+// offset, in one round trip. A negative offset or a limit below 1 is an
+// error.
+func (g *Group) Dead(ctx context.Context, offset, limit int) ([]DeadTask, error) {
+	if offset < 0 || limit < 1 {
+		return nil, fmt.Errorf("queue: dead %q: offset %d, limit %d: want offset >= 0 and limit >= 1", g.name, offset, limit)
+	}
+	v, err := deadScript.Run(ctx, g.rdb, []string{g.keys.dead, g.keys.tasks}, offset, limit)
+	if err != nil {
+		return nil, fmt.Errorf("queue: dead %q: %w", g.name, err)
+	}
+	arr, ok := v.([]any)
+	if !ok || len(arr)%6 != 0 {
+		return nil, fmt.Errorf("queue: dead %q: script %s: malformed reply %T", g.name, deadScript.Name(), v)
+	}
+	out := make([]DeadTask, 0, len(arr)/6)
+	for i := 0; i < len(arr); i += 6 {
+		var d DeadTask
+		var died int64
+		var attempts string
+		if err := scan(arr[i:i+6], &d.ID, &died, &d.Queue, &d.Name, &attempts, &d.Error); err != nil {
+			return nil, fmt.Errorf("queue: dead %q: script %s: %w", g.name, deadScript.Name(), err)
+		}
+		d.Attempts, _ = strconv.Atoi(attempts)
+		d.Died = time.UnixMilli(died)
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// scan copies a script's reply values into strings and int64s.
+func scan(vals []any, dst ...any) error {
+	for i, d := range dst {
+		switch d := d.(type) {
+		case *string:
+			s, ok := vals[i].(string)
+			if !ok {
+				return fmt.Errorf("value %d: want a string, got %T", i, vals[i])
+			}
+			*d = s
+		case *int64:
+			n, ok := vals[i].(int64)
+			if !ok {
+				return fmt.Errorf("value %d: want an integer, got %T", i, vals[i])
+			}
+			*d = n
+		}
+	}
+	return nil
+}

@@ -1,0 +1,531 @@
+package queue_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ria-go/ria/internal/redistest"
+	"github.com/ria-go/ria/queue"
+)
+
+// group is the name of the group every test uses, under its own prefix.
+const group = "g"
+
+func newGroup(t testing.TB, b *redistest.Backend, rdb queue.Client, opts ...queue.Option) *queue.Group {
+	t.Helper()
+	return newGroupNamed(t, b, rdb, group, opts...)
+}
+
+func newGroupNamed(t testing.TB, b *redistest.Backend, rdb queue.Client, name string, opts ...queue.Option) *queue.Group {
+	t.Helper()
+	g, err := queue.New(rdb, name, append([]queue.Option{queue.WithPrefix(b.Prefix)}, opts...)...)
+	require.NoError(t, err)
+	return g
+}
+
+// key returns the name of one of the keys of the test's group (see doc.go).
+func key(b *redistest.Backend, part string) string { return keyIn(b, group, part) }
+
+// keyIn returns the name of one of the keys of group name.
+func keyIn(b *redistest.Backend, name, part string) string {
+	return b.Prefix + "{" + name + "}:" + part
+}
+
+func readyIDs(t *testing.T, b *redistest.Backend, q string) []string {
+	t.Helper()
+	ids, err := b.Client.LRange(t.Context(), key(b, "ready:"+q), 0, -1).Result()
+	require.NoError(t, err)
+	return ids
+}
+
+func stats(t *testing.T, g *queue.Group, queues ...string) queue.Stats {
+	t.Helper()
+	s, err := g.Stats(context.Background(), queues...)
+	require.NoError(t, err)
+	return s
+}
+
+// serverNow returns the server's clock in Unix ms.
+func serverNow(t *testing.T, b *redistest.Backend) int64 {
+	t.Helper()
+	now, err := b.Client.Time(t.Context()).Result()
+	require.NoError(t, err)
+	return now.UnixMilli()
+}
+
+// assertEmpty checks that no task is left: no payload, field, ready task
+// or member of delayed, inflight or dead.
+func assertEmpty(t *testing.T, b *redistest.Backend, queues ...string) {
+	t.Helper()
+	ctx := t.Context()
+	n, err := b.Client.HLen(ctx, key(b, "tasks")).Result()
+	require.NoError(t, err)
+	assert.Zero(t, n, "tasks")
+	for _, k := range []string{"delayed", "inflight", "dead"} {
+		n, err := b.Client.ZCard(ctx, key(b, k)).Result()
+		require.NoError(t, err)
+		assert.Zero(t, n, k)
+	}
+	for _, q := range queues {
+		assert.Empty(t, readyIDs(t, b, q), "ready:"+q)
+	}
+}
+
+func TestGroup_Enqueue(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		g := newGroup(t, b, b.Client)
+		type sold struct {
+			Item  string
+			Price int
+		}
+		id, err := g.Enqueue(ctx, "default", "send_sold_email", sold{"ItemA", 35})
+		require.NoError(t, err)
+		assert.Len(t, id, 36, "a UUID")
+		fields, err := b.Client.HMGet(ctx, key(b, "tasks"), id+":p", id+":q", id+":n", id+":m").Result()
+		require.NoError(t, err)
+		require.Len(t, fields, 4)
+		assert.JSONEq(t, `{"Item":"ItemA","Price":35}`, fields[0].(string))
+		assert.Equal(t, []any{"default", "send_sold_email", "5"}, fields[1:])
+
+		ids, err := g.EnqueueBatch(ctx, []queue.Job{
+			{Queue: "default", Name: "a", Payload: 1},
+			{Queue: "high", Name: "b", Payload: 2},
+			{Queue: "default", Name: "c", Payload: 3, Options: []queue.EnqueueOption{queue.ID("c-1"), queue.MaxRetry(0)}},
+			{Queue: "default", Name: "d", Payload: 4, Options: []queue.EnqueueOption{queue.Delay(time.Hour)}},
+		})
+		require.NoError(t, err)
+		require.Len(t, ids, 4)
+		assert.Equal(t, "c-1", ids[2])
+		assert.Equal(t, []string{id, ids[0], ids[2]}, readyIDs(t, b, "default"), "FIFO order of enqueue")
+		assert.Equal(t, []string{ids[1]}, readyIDs(t, b, "high"))
+		s := stats(t, g, "default", "high", "low")
+		assert.Equal(t, map[string]int64{"default": 3, "high": 1, "low": 0}, s.Ready)
+		assert.Equal(t, int64(1), s.Delayed)
+		assert.Zero(t, s.InFlight)
+		assert.Zero(t, s.Dead)
+
+		// One wake token per queue that got ready tasks, at most.
+		for q, want := range map[string]int64{"default": 1, "high": 1, "low": 0} {
+			n, err := b.Client.LLen(ctx, key(b, "signal:"+q)).Result()
+			require.NoError(t, err)
+			assert.Equal(t, want, n, "signal:"+q)
+		}
+		ids, err = g.EnqueueBatch(ctx, nil)
+		assert.NoError(t, err)
+		assert.Empty(t, ids)
+	})
+}
+
+// The book's delayed-task scenario: four tasks with delays 0, 0.5, 0 and
+// 1.5 s: two are ready at once, all four once promotion has run past their
+// due times. The server's clock decides (miniredis: moved by FastForward).
+func TestGroup_delayed(t *testing.T) {
+	t.Parallel() // it waits out real time on the real servers
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		g := newGroup(t, b, b.Client)
+		delays := []time.Duration{0, 500 * time.Millisecond, 0, 1500 * time.Millisecond}
+		ids := make([]string, len(delays))
+		for i, d := range delays {
+			var err error
+			ids[i], err = g.Enqueue(ctx, "default", "task", i, queue.Delay(d))
+			require.NoError(t, err)
+		}
+		s := stats(t, g, "default")
+		assert.Equal(t, int64(2), s.Ready["default"], "delays 0 are ready at once")
+		assert.Equal(t, int64(2), s.Delayed)
+		n, err := g.Promote(ctx)
+		require.NoError(t, err)
+		assert.Zero(t, n, "nothing due yet")
+
+		b.FastForward(600 * time.Millisecond)
+		n, err = g.Promote(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, 1, n)
+		assert.Equal(t, []string{ids[0], ids[2], ids[1]}, readyIDs(t, b, "default"))
+
+		b.FastForward(time.Second)
+		n, err = g.Promote(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, 1, n)
+		assert.Equal(t, []string{ids[0], ids[2], ids[1], ids[3]}, readyIDs(t, b, "default"))
+		assert.Zero(t, stats(t, g).Delayed)
+
+		// At: a past time is ready at once, a future one waits.
+		now := time.UnixMilli(serverNow(t, b))
+		past, err := g.Enqueue(ctx, "default", "task", 5, queue.At(now.Add(-time.Hour)))
+		require.NoError(t, err)
+		_, err = g.Enqueue(ctx, "default", "task", 6, queue.At(now.Add(time.Hour)))
+		require.NoError(t, err)
+		assert.Equal(t, past, readyIDs(t, b, "default")[4])
+		assert.Equal(t, int64(1), stats(t, g).Delayed)
+	})
+}
+
+// With several promoters at once, each delayed task is promoted exactly once.
+func TestGroup_Promote_concurrent(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		const (
+			promoters = 4
+			tasks     = 1000
+		)
+		ctx := t.Context()
+		g := newGroup(t, b, b.Client)
+		jobs := make([]queue.Job, tasks)
+		for i := range jobs {
+			jobs[i] = queue.Job{Queue: "default", Name: "t", Payload: i, Options: []queue.EnqueueOption{queue.Delay(100 * time.Millisecond)}}
+		}
+		ids, err := g.EnqueueBatch(ctx, jobs)
+		require.NoError(t, err)
+		b.FastForward(150 * time.Millisecond)
+
+		var (
+			wg     sync.WaitGroup
+			mu     sync.Mutex
+			total  int
+			errs   = make(chan error, promoters)
+			starts = make(chan struct{})
+		)
+		for range promoters {
+			c, _ := b.NewClient()
+			gp := newGroup(t, b, c)
+			wg.Go(func() {
+				<-starts
+				n, err := gp.Promote(ctx)
+				if err != nil {
+					errs <- err
+					return
+				}
+				mu.Lock()
+				total += n
+				mu.Unlock()
+			})
+		}
+		close(starts)
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+		assert.Equal(t, tasks, total, "promotions summed over the promoters")
+		ready := readyIDs(t, b, "default")
+		assert.Len(t, ready, tasks)
+		assert.ElementsMatch(t, ids, ready, "each task once")
+		assert.Zero(t, stats(t, g).Delayed)
+	})
+}
+
+// Tasks of a crashed worker come back when their lease expires, at the
+// front of their queue, counting an attempt; several recoverers at once
+// recover each exactly once.
+func TestGroup_Recover_concurrent(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		const (
+			recoverers = 4
+			tasks      = 300
+		)
+		ctx := t.Context()
+		g := newGroup(t, b, b.Client)
+		jobs := make([]queue.Job, tasks)
+		for i := range jobs {
+			jobs[i] = queue.Job{Queue: "default", Name: "t", Payload: i}
+		}
+		_, err := g.EnqueueBatch(ctx, jobs)
+		require.NoError(t, err)
+		var took []string
+		for len(took) < tasks {
+			ts, err := g.TakeForTest(ctx, []string{"default"}, 64, 100*time.Millisecond)
+			require.NoError(t, err)
+			require.NotEmpty(t, ts)
+			for _, task := range ts {
+				took = append(took, task.ID)
+			}
+		}
+		later, err := g.Enqueue(ctx, "default", "t", "later")
+		require.NoError(t, err)
+		n, err := g.Recover(ctx)
+		require.NoError(t, err)
+		assert.Zero(t, n, "no lease has expired yet")
+		assert.Equal(t, int64(tasks), stats(t, g).InFlight)
+
+		b.FastForward(150 * time.Millisecond)
+		var (
+			wg    sync.WaitGroup
+			mu    sync.Mutex
+			total int
+			errs  = make(chan error, recoverers)
+		)
+		for range recoverers {
+			c, _ := b.NewClient()
+			gr := newGroup(t, b, c)
+			wg.Go(func() {
+				n, err := gr.Recover(ctx)
+				if err != nil {
+					errs <- err
+					return
+				}
+				mu.Lock()
+				total += n
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+		assert.Equal(t, tasks, total)
+		ready := readyIDs(t, b, "default")
+		require.Len(t, ready, tasks+1)
+		assert.ElementsMatch(t, took, ready[:tasks], "recovered tasks go to the front, each once")
+		assert.Equal(t, later, ready[tasks])
+		attempts, err := b.Client.HGet(ctx, key(b, "tasks"), took[0]+":a").Result()
+		require.NoError(t, err)
+		assert.Equal(t, "1", attempts)
+		assert.Zero(t, stats(t, g).InFlight)
+
+		// Without retries left, an expired lease sends the task to dead.
+		id, err := g.Enqueue(ctx, "solo", "t", nil, queue.MaxRetry(0))
+		require.NoError(t, err)
+		_, err = g.TakeForTest(ctx, []string{"solo"}, 1, 100*time.Millisecond)
+		require.NoError(t, err)
+		b.FastForward(150 * time.Millisecond)
+		n, err = g.Recover(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, 1, n)
+		dead, err := g.Dead(ctx, 0, 10)
+		require.NoError(t, err)
+		require.Len(t, dead, 1)
+		assert.Equal(t, id, dead[0].ID)
+		assert.Equal(t, "lease expired", dead[0].Error)
+		assert.Equal(t, 1, dead[0].Attempts)
+	})
+}
+
+func TestGroup_Cancel(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		g := newGroup(t, b, b.Client)
+		delayed, err := g.Enqueue(ctx, "default", "t", "x", queue.Delay(time.Hour))
+		require.NoError(t, err)
+		ready, err := g.Enqueue(ctx, "default", "t", "y")
+		require.NoError(t, err)
+
+		require.NoError(t, g.Cancel(ctx, delayed))
+		assert.ErrorIs(t, g.Cancel(ctx, delayed), queue.ErrNotFound, "twice")
+		assert.ErrorIs(t, g.Cancel(ctx, ready), queue.ErrNotFound, "a ready task is not cancelled")
+		assert.ErrorIs(t, g.Cancel(ctx, "nope"), queue.ErrNotFound)
+		fields, err := b.Client.HKeys(ctx, key(b, "tasks")).Result()
+		require.NoError(t, err)
+		assert.NotEmpty(t, fields)
+		for _, f := range fields {
+			assert.NotContains(t, f, delayed, "deleted")
+		}
+		s := stats(t, g, "default")
+		assert.Zero(t, s.Delayed)
+		assert.Equal(t, int64(1), s.Ready["default"])
+	})
+}
+
+func TestGroup_duplicateID(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		g := newGroup(t, b, b.Client)
+		id, err := g.Enqueue(ctx, "default", "t", 1, queue.ID("order-17"))
+		require.NoError(t, err)
+		assert.Equal(t, "order-17", id)
+		_, err = g.Enqueue(ctx, "default", "t", 2, queue.ID("order-17"))
+		assert.ErrorIs(t, err, queue.ErrDuplicate)
+
+		// All or nothing: a taken ID anywhere in a batch writes nothing.
+		_, err = g.EnqueueBatch(ctx, []queue.Job{
+			{Queue: "other", Name: "t", Payload: 3, Options: []queue.EnqueueOption{queue.ID("new")}},
+			{Queue: "other", Name: "t", Payload: 4, Options: []queue.EnqueueOption{queue.ID("order-17")}},
+		})
+		assert.ErrorIs(t, err, queue.ErrDuplicate)
+		assert.ErrorContains(t, err, "job 1")
+		_, err = g.EnqueueBatch(ctx, []queue.Job{
+			{Queue: "other", Name: "t", Options: []queue.EnqueueOption{queue.ID("x")}},
+			{Queue: "other", Name: "t", Options: []queue.EnqueueOption{queue.ID("x")}},
+		})
+		assert.ErrorIs(t, err, queue.ErrDuplicate)
+		s := stats(t, g, "default", "other")
+		assert.Equal(t, map[string]int64{"default": 1, "other": 0}, s.Ready)
+		n, err := b.Client.HLen(ctx, key(b, "tasks")).Result()
+		require.NoError(t, err)
+		assert.Equal(t, int64(4), n, "the fields of one task")
+	})
+}
+
+func TestGroup_badInput(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		g := newGroup(t, b, b.Client)
+		for _, tc := range []struct {
+			name, queue, task string
+			payload           any
+			opts              []queue.EnqueueOption
+			want              string
+		}{
+			{"empty queue", "", "t", 1, nil, "queue name"},
+			{"empty task name", "default", "", 1, nil, "task name"},
+			{"negative delay", "default", "t", 1, []queue.EnqueueOption{queue.Delay(-time.Second)}, "delay"},
+			{"zero time", "default", "t", 1, []queue.EnqueueOption{queue.At(time.Time{})}, "zero time"},
+			{"negative retries", "default", "t", 1, []queue.EnqueueOption{queue.MaxRetry(-1)}, "max retry"},
+			{"empty ID", "default", "t", 1, []queue.EnqueueOption{queue.ID("")}, "ID"},
+			{"payload", "default", "t", make(chan int), nil, "payload"},
+		} {
+			_, err := g.Enqueue(ctx, tc.queue, tc.task, tc.payload, tc.opts...)
+			assert.ErrorContains(t, err, tc.want, tc.name)
+			_, err = g.EnqueueBatch(ctx, []queue.Job{
+				{Queue: "default", Name: "ok", Payload: 1},
+				{Queue: tc.queue, Name: tc.task, Payload: tc.payload, Options: tc.opts},
+			})
+			assert.ErrorContains(t, err, tc.want, tc.name+" (batch)")
+			assert.ErrorContains(t, err, "job 1", tc.name+" (batch)")
+		}
+		_, err := g.Dead(ctx, -1, 10)
+		assert.ErrorContains(t, err, "offset")
+		_, err = g.Dead(ctx, 0, 0)
+		assert.ErrorContains(t, err, "limit")
+
+		for _, tc := range []struct {
+			name string
+			opts []queue.WorkerOption
+			want string
+		}{
+			{"zero concurrency", []queue.WorkerOption{queue.Concurrency(0)}, "concurrency"},
+			{"no queues", []queue.WorkerOption{queue.Queues()}, "queues"},
+			{"empty queue", []queue.WorkerOption{queue.Queues("high", "")}, "queue name"},
+			{"queue twice", []queue.WorkerOption{queue.Queues("a", "a")}, "given twice"},
+			{"short lease", []queue.WorkerOption{queue.Lease(time.Millisecond)}, "lease"},
+			{"negative grace", []queue.WorkerOption{queue.Grace(-time.Second)}, "grace"},
+			{"backoff", []queue.WorkerOption{queue.Backoff(time.Second, time.Millisecond)}, "backoff"},
+			{"zero backoff", []queue.WorkerOption{queue.Backoff(0, time.Second)}, "backoff"},
+		} {
+			_, err := queue.NewWorker(g, tc.opts...)
+			assert.ErrorContains(t, err, tc.want, tc.name)
+		}
+		w, err := queue.NewWorker(g)
+		require.NoError(t, err)
+		assert.ErrorContains(t, w.Handle("", queue.HandlerFunc(func(context.Context, *queue.Task) error { return nil })), "task name")
+		assert.ErrorContains(t, w.Handle("t", nil), "nil handler")
+		assert.ErrorContains(t, w.Run(ctx), "no handler")
+
+		_, err = queue.New(b.Client, "")
+		assert.ErrorContains(t, err, "group name")
+		_, err = queue.New(b.Client, "}g")
+		assert.ErrorContains(t, err, "group name")
+		_, err = queue.New(b.Client, "g", queue.WithPrefix("a{b"))
+		assert.ErrorContains(t, err, "prefix")
+		_, err = queue.New(b.Client, "g", queue.WithCodec(nil))
+		assert.ErrorContains(t, err, "codec")
+		_, err = queue.New(b.Client, "g", queue.WithDeadLimit(0))
+		assert.ErrorContains(t, err, "dead limit")
+
+		assert.Empty(t, keysWithPrefix(t, b), "bad input wrote nothing")
+	})
+	assert.Panics(t, func() { _, _ = queue.New(nil, "g") })
+	assert.Panics(t, func() { _, _ = queue.NewWorker(nil) })
+}
+
+func TestGroup_roundTrips(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		g := newGroup(t, b, b.Client)
+		// Load the scripts.
+		warm, err := g.Enqueue(ctx, "default", "t", 0, queue.Delay(time.Hour))
+		require.NoError(t, err)
+		require.NoError(t, g.Cancel(ctx, warm))
+		_, err = g.Promote(ctx)
+		require.NoError(t, err)
+		_, err = g.Recover(ctx)
+		require.NoError(t, err)
+		_, err = g.Dead(ctx, 0, 1)
+		require.NoError(t, err)
+		assert.ErrorIs(t, g.Requeue(ctx, "nope"), queue.ErrNotFound)
+
+		count := func(name string, want int64, fn func() error) {
+			t.Helper()
+			var err error
+			rt, _ := b.Count.Delta(func() { err = fn() })
+			require.NoError(t, err, name)
+			assert.Equal(t, want, rt, name)
+		}
+		count("Enqueue", 1, func() error { _, err := g.Enqueue(ctx, "default", "t", 1); return err })
+		jobs := make([]queue.Job, 500)
+		for i := range jobs {
+			jobs[i] = queue.Job{Queue: []string{"high", "default", "low"}[i%3], Name: "t", Payload: i}
+		}
+		count("EnqueueBatch of 500", 1, func() error { _, err := g.EnqueueBatch(ctx, jobs); return err })
+		id, err := g.Enqueue(ctx, "default", "t", 1, queue.Delay(time.Hour))
+		require.NoError(t, err)
+		count("Cancel", 1, func() error { return g.Cancel(ctx, id) })
+		count("Stats", 1, func() error { _, err := g.Stats(ctx, "high", "default", "low"); return err })
+		count("Promote", 1, func() error { _, err := g.Promote(ctx); return err })
+		count("Recover", 1, func() error { _, err := g.Recover(ctx); return err })
+		count("Dead", 1, func() error { _, err := g.Dead(ctx, 0, 100); return err })
+	})
+}
+
+// keysWithPrefix lists the test's keys on every master.
+func keysWithPrefix(t *testing.T, b *redistest.Backend) []string {
+	t.Helper()
+	var (
+		mu  sync.Mutex
+		out []string
+	)
+	scan := func(ctx context.Context, c redis.UniversalClient) error {
+		ks, err := c.Keys(ctx, b.Prefix+"*").Result()
+		mu.Lock()
+		out = append(out, ks...)
+		mu.Unlock()
+		return err
+	}
+	if cc, ok := b.Client.(*redis.ClusterClient); ok {
+		require.NoError(t, cc.ForEachMaster(t.Context(), func(ctx context.Context, c *redis.Client) error { return scan(ctx, c) }))
+	} else {
+		require.NoError(t, scan(t.Context(), b.Client))
+	}
+	return out
+}
+
+// Beyond the dead limit, the oldest dead tasks are deleted.
+func TestGroup_deadLimit(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		g := newGroup(t, b, b.Client, queue.WithDeadLimit(2))
+		var ids []string
+		for i := range 3 {
+			id, err := g.Enqueue(ctx, "default", "t", i, queue.MaxRetry(0))
+			require.NoError(t, err)
+			ids = append(ids, id)
+			_, err = g.TakeForTest(ctx, []string{"default"}, 1, 100*time.Millisecond)
+			require.NoError(t, err)
+			b.FastForward(150 * time.Millisecond) // the lease expires: dead
+			n, err := g.Recover(ctx)
+			require.NoError(t, err)
+			require.Equal(t, 1, n)
+		}
+		dead, err := g.Dead(ctx, 0, 10)
+		require.NoError(t, err)
+		require.Len(t, dead, 2)
+		assert.Equal(t, []string{ids[2], ids[1]}, []string{dead[0].ID, dead[1].ID}, "most recent first")
+		fields, err := b.Client.HKeys(ctx, key(b, "tasks")).Result()
+		require.NoError(t, err)
+		for _, f := range fields {
+			assert.NotContains(t, f, ids[0], "the oldest dead task is deleted")
+		}
+		page, err := g.Dead(ctx, 1, 10)
+		require.NoError(t, err)
+		require.Len(t, page, 1)
+		assert.Equal(t, ids[1], page[0].ID)
+	})
+}
