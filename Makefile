@@ -38,6 +38,8 @@ examples:
 bench: redis
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./...
 	cd bench && $(GO) run ./lockbench
+	cd bench && $(GO) run ./queuebench
+	cd bench && $(GO) run ./cachebench
 
 cover: redis
 	RIA_REQUIRE_REDIS=1 $(GO) test -count=1 -coverprofile=cover.out ./...

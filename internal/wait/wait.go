@@ -153,20 +153,15 @@ func Pop(ctx context.Context, c Client, key string, d time.Duration) (string, bo
 	if err := ctx.Err(); err != nil {
 		return "", false, err
 	}
-	type result struct {
+	type popped struct {
 		val string
 		ok  bool
-		err error
 	}
-	done := make(chan result, 1) // buffered: an abandoned BLPOP still finishes
-	go func() {
-		_, val, ok, err := BLPop(context.WithoutCancel(ctx), c, d, key)
-		done <- result{val, ok, err}
-	}()
-	select {
-	case r := <-done:
-		return r.val, r.ok, r.err
-	case <-ctx.Done():
+	r, err := Detached(ctx, func(ctx context.Context) (popped, error) {
+		_, val, ok, err := BLPop(ctx, c, d, key)
+		return popped{val, ok}, err
+	})
+	if err != nil && ctx.Err() != nil {
 		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 		defer cancel()
 		_, _ = c.TxPipelined(uctx, func(p redis.Pipeliner) error {
@@ -175,6 +170,34 @@ func Pop(ctx context.Context, c Client, key string, d time.Duration) (string, bo
 			return nil
 		})
 		return "", false, ctx.Err()
+	}
+	return r.val, r.ok, err
+}
+
+// Detached runs a blocking call fn on a context that ctx's cancellation does
+// not reach, in its own goroutine, and returns its result, or ctx.Err() as
+// soon as ctx ends: go-redis does not interrupt a blocked read on
+// cancellation. The abandoned call finishes on its own (bound its blocking
+// time) and its result is dropped.
+func Detached[T any](ctx context.Context, fn func(ctx context.Context) (T, error)) (T, error) {
+	var zero T
+	if err := ctx.Err(); err != nil {
+		return zero, err
+	}
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1) // buffered: an abandoned call still finishes
+	go func() {
+		v, err := fn(context.WithoutCancel(ctx))
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+		return zero, ctx.Err()
 	}
 }
 
@@ -186,7 +209,7 @@ func Pop(ctx context.Context, c Client, key string, d time.Duration) (string, bo
 // it, else it waits a whole second.
 func BLPop(ctx context.Context, c Client, d time.Duration, keys ...string) (key, val string, ok bool, err error) {
 	var kv []string
-	if d >= time.Second || !roomFor(c, d) {
+	if d >= time.Second || !RoomFor(c, d) {
 		kv, err = c.BLPop(ctx, max(d.Truncate(time.Second), time.Second), keys...).Result()
 	} else {
 		args := make([]any, 0, len(keys)+2)
@@ -208,9 +231,11 @@ func BLPop(ctx context.Context, c Client, d time.Duration, keys ...string) (key,
 	return kv[0], kv[1], true, nil
 }
 
-// roomFor reports whether c's read timeout (go-redis's default: 3s) is
-// longer than a d blocking read, with a margin for the reply.
-func roomFor(c Client, d time.Duration) bool {
+// RoomFor reports whether c's read timeout (go-redis's default: 3s) is
+// longer than a d blocking read, with a margin for the reply: whether a
+// sub-second blocking command may go through Do, which does not lengthen
+// the read timeout as go-redis's own blocking commands do.
+func RoomFor(c any, d time.Duration) bool {
 	rt := 3 * time.Second
 	switch c := c.(type) {
 	case *redis.Client:

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"time"
+
+	gocache "github.com/go-redis/cache/v9"
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/redis/go-redis/v9"
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/ria-go/ria/cache"
+)
+
+// ttl is every cache entry's TTL; window the guard's window.
+const (
+	ttl    = time.Hour
+	window = time.Minute
+)
+
+// Job is the cached value: a small struct, 200-odd bytes in JSON, 150-odd
+// in msgpack.
+type Job struct {
+	ID       int      `json:"id" msgpack:"id"`
+	Title    string   `json:"title" msgpack:"title"`
+	Company  string   `json:"company" msgpack:"company"`
+	Location string   `json:"location" msgpack:"location"`
+	Salary   int      `json:"salary" msgpack:"salary"`
+	Remote   bool     `json:"remote" msgpack:"remote"`
+	Tags     []string `json:"tags" msgpack:"tags"`
+	Summary  string   `json:"summary" msgpack:"summary"`
+}
+
+func newJob(id int) Job {
+	return Job{
+		ID: id, Title: "Senior Gopher", Company: "Example Corp", Location: "Kyiv, Ukraine",
+		Salary: 100000, Remote: true, Tags: []string{"go", "redis", "distributed-systems"},
+		Summary: "Build and run the services behind the job board; on call one week in six.",
+	}
+}
+
+// loader is the system of record: it counts its calls, and waits delay
+// (a database query) before it answers.
+type loader struct {
+	loads atomic.Int64
+	delay time.Duration
+}
+
+func (l *loader) load(id int) Job {
+	l.loads.Add(1)
+	if l.delay > 0 {
+		time.Sleep(l.delay)
+	}
+	return newJob(id)
+}
+
+// proc is one contender in one "process": its own library instance over one
+// go-redis client.
+type proc interface {
+	// get reads key through the cache, loading it from l on a miss.
+	get(ctx context.Context, key string, id int, l *loader) error
+	// allow asks the once-per-window guard about key.
+	allow(ctx context.Context, key string) (bool, error)
+}
+
+// contender is one library in one configuration.
+type contender struct {
+	name string
+	note string
+	// newProc returns the contender's instance for one process; prefix
+	// starts every key it writes.
+	newProc func(rdb *redis.Client, prefix string) (proc, error)
+}
+
+var errWrongValue = errors.New("wrong value read")
+
+// ---- ria ----
+
+type msgpackCodec struct{}
+
+func (msgpackCodec) Marshal(v any) ([]byte, error)      { return msgpack.Marshal(v) }
+func (msgpackCodec) Unmarshal(data []byte, v any) error { return msgpack.Unmarshal(data, v) }
+
+type riaProc struct {
+	c *cache.Cache[Job]
+	g *cache.Guard
+}
+
+func riaCache(name, codecNote string, codec cache.Codec) contender {
+	return contender{
+		name: name,
+		note: "cache.New[Job](WithTTL(1h), WithCodec(" + codecNote + ")).Get(ctx, key, load): a miss takes a lease; " +
+			"other processes block (BLMOVE) and receive the loader's value; same-process callers share one look",
+		newProc: func(rdb *redis.Client, prefix string) (proc, error) {
+			c, err := cache.New[Job](rdb, "jobs", cache.WithPrefix(prefix+"ria:"), cache.WithTTL(ttl), cache.WithCodec(codec))
+			return &riaProc{c: c}, err
+		},
+	}
+}
+
+func riaGuard() contender {
+	return contender{
+		name: "ria",
+		note: "cache.NewGuard(...).Allow(ctx, key, 1m): SET key 1 NX PX 60000",
+		newProc: func(rdb *redis.Client, prefix string) (proc, error) {
+			g, err := cache.NewGuard(rdb, "guard", cache.WithPrefix(prefix+"ria:"))
+			return &riaProc{g: g}, err
+		},
+	}
+}
+
+func (p *riaProc) get(ctx context.Context, key string, id int, l *loader) error {
+	j, err := p.c.Get(ctx, key, func(context.Context) (Job, error) { return l.load(id), nil })
+	if err == nil && j.ID != id {
+		err = errWrongValue
+	}
+	return err
+}
+
+func (p *riaProc) allow(ctx context.Context, key string) (bool, error) {
+	return p.g.Allow(ctx, key, window)
+}
+
+// ---- go-redis/cache ----
+
+type goCacheProc struct {
+	c      *gocache.Cache
+	prefix string
+}
+
+func goRedisCache() contender {
+	return contender{
+		name: "go-redis/cache",
+		note: "cache.New(&Options{Redis: rdb}).Once(&Item{Key, Value: &job, TTL: 1h, Do: load}), no local cache: " +
+			"GET, on a miss Do + SET; singleflight within a process only; msgpack, s2-compressed from 64 bytes",
+		newProc: func(rdb *redis.Client, prefix string) (proc, error) {
+			return &goCacheProc{c: gocache.New(&gocache.Options{Redis: rdb}), prefix: prefix + "gocache:"}, nil
+		},
+	}
+}
+
+func (p *goCacheProc) get(ctx context.Context, key string, id int, l *loader) error {
+	var j Job
+	err := p.c.Once(&gocache.Item{
+		Ctx: ctx, Key: p.prefix + key, Value: &j, TTL: ttl,
+		Do: func(*gocache.Item) (any, error) { return l.load(id), nil },
+	})
+	if err == nil && j.ID != id {
+		err = errWrongValue
+	}
+	return err
+}
+
+func (p *goCacheProc) allow(context.Context, string) (bool, error) {
+	return false, errors.New("go-redis/cache has no guard")
+}
+
+// ---- redis_rate ----
+
+type rateProc struct {
+	l      *redis_rate.Limiter
+	prefix string
+}
+
+func redisRate() contender {
+	return contender{
+		name: "redis_rate",
+		note: "redis_rate.NewLimiter(rdb).Allow(ctx, key, Limit{Rate: 1, Burst: 1, Period: 1m}): " +
+			"a GCRA Lua script (TIME, GET, and SET EX when allowed)",
+		newProc: func(rdb *redis.Client, prefix string) (proc, error) {
+			return &rateProc{l: redis_rate.NewLimiter(rdb), prefix: prefix + "rate:"}, nil
+		},
+	}
+}
+
+func (p *rateProc) get(context.Context, string, int, *loader) error {
+	return errors.New("redis_rate is not a cache")
+}
+
+func (p *rateProc) allow(ctx context.Context, key string) (bool, error) {
+	res, err := p.l.Allow(ctx, p.prefix+key, redis_rate.Limit{Rate: 1, Burst: 1, Period: window})
+	if err != nil {
+		return false, err
+	}
+	return res.Allowed > 0, nil
+}

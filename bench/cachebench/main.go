@@ -1,0 +1,416 @@
+// Command cachebench compares ria's cache package with go-redis/cache (a
+// read-through cache) and redis_rate (as a once-per-window guard) on one
+// Redis server: cache hits and misses, a stampede of callers in several
+// processes on one missing key, and the guard. For each contender it prints
+// operations per second, the ratio of ria's to the contender's, round trips
+// and server commands per operation, and what each scenario checks (loads
+// per key, requests allowed): the medians of interleaved rounds. It prints
+// ratios, not verdicts.
+//
+// Usage (from the bench module):
+//
+//	go run ./cachebench [-d 2s] [-rounds 3] [-v] [-s hit,miss,...]
+//
+// It starts a throwaway redis-server on a loopback port, or uses $REDIS_ADDR
+// (whose statistics it resets with CONFIG RESETSTAT).
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ria-go/ria/bench/internal/server"
+	"github.com/ria-go/ria/cache"
+	"github.com/ria-go/ria/internal/roundtrip"
+)
+
+// The kinds of workload.
+const (
+	kindHit      = "hit"      // Get of one of hitKeys cached keys
+	kindMiss     = "miss"     // Get of a new key each time
+	kindStampede = "stampede" // every goroutine Gets the same new key at once
+	kindGuard    = "guard"    // Allow of one of guardKeys keys
+)
+
+const (
+	hitKeys   = 1000
+	guardKeys = 1000
+	loadDelay = 2 * time.Millisecond // the stampede's database query
+)
+
+// scenario is one workload, run by each of its contenders.
+type scenario struct {
+	name       string
+	title      string
+	kind       string
+	goroutines int
+	clients    int // "processes": one go-redis client and one library instance each
+	contenders []contender
+}
+
+func cacheContenders() []contender {
+	return []contender{
+		riaCache("ria", "JSON (default)", cache.JSON),
+		riaCache("ria-msgpack", "msgpack", msgpackCodec{}),
+		goRedisCache(),
+	}
+}
+
+func scenarios() []scenario {
+	return []scenario{
+		{
+			name: "hit", kind: kindHit, goroutines: 1, clients: 1, contenders: cacheContenders(),
+			title: fmt.Sprintf("1 goroutine, 1 client: read-through Get of one of %d cached keys", hitKeys),
+		},
+		{
+			name: "hit-parallel", kind: kindHit, goroutines: 32, clients: 2, contenders: cacheContenders(),
+			title: fmt.Sprintf("32 goroutines over 2 clients (2 processes): Get of one of %d cached keys", hitKeys),
+		},
+		{
+			name: "miss", kind: kindMiss, goroutines: 1, clients: 1, contenders: cacheContenders(),
+			title: "1 goroutine, 1 client: Get of a new key each time; the load returns at once",
+		},
+		{
+			name: "stampede", kind: kindStampede, goroutines: 32, clients: 4, contenders: cacheContenders(),
+			title: fmt.Sprintf("32 goroutines in 4 processes (8 each) Get the same new key at once; the load takes %v; "+
+				"ops/s counts keys", loadDelay),
+		},
+		{
+			name: "guard", kind: kindGuard, goroutines: 1, clients: 1,
+			contenders: []contender{riaGuard(), redisRate()},
+			title:      fmt.Sprintf("1 goroutine, 1 client: once-per-minute guard over %d keys (the first call per key is allowed)", guardKeys),
+		},
+		{
+			name: "guard-parallel", kind: kindGuard, goroutines: 32, clients: 2,
+			contenders: []contender{riaGuard(), redisRate()},
+			title:      fmt.Sprintf("32 goroutines over 2 clients: once-per-minute guard over %d keys", guardKeys),
+		},
+	}
+}
+
+func main() {
+	d := flag.Duration("d", 2*time.Second, "duration of one run of one contender")
+	rounds := flag.Int("rounds", 3, "interleaved rounds per scenario; the tables show medians over them")
+	verbose := flag.Bool("v", false, "also break server commands per operation down by command")
+	only := flag.String("s", "", "run only these scenarios (comma-separated names, e.g. hit,guard)")
+	flag.Parse()
+	if *d <= 0 || *rounds < 1 {
+		fmt.Fprintln(os.Stderr, "cachebench: -d must be positive and -rounds at least 1")
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, *d, *rounds, *verbose, *only)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cachebench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, d time.Duration, rounds int, verbose bool, only string) (err error) {
+	var run []scenario
+	for _, sc := range scenarios() {
+		if only == "" || slices.Contains(strings.Split(only, ","), sc.name) {
+			run = append(run, sc)
+		}
+	}
+	if len(run) == 0 {
+		return fmt.Errorf("no scenario named %q", only)
+	}
+	srv, err := server.Start(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, srv.Stop()) }()
+
+	e, err := newEnv(srv.Addr())
+	if err != nil {
+		return err
+	}
+	defer e.close()
+	version, err := server.Version(ctx, e.admin)
+	if err != nil {
+		return err
+	}
+
+	origin := "started by cachebench with --save \"\" --appendonly no"
+	if srv.External() {
+		origin = "from REDIS_ADDR"
+	}
+	warm := min(d/4, 250*time.Millisecond)
+	fmt.Printf("cachebench: ria cache (this repository) vs %s vs %s\n",
+		modVersion("github.com/go-redis/cache/v9"), modVersion("github.com/go-redis/redis_rate/v10"))
+	fmt.Printf("Redis %s at %s (%s); %s; %s; %s %s/%s, GOMAXPROCS=%d, %d CPUs shared by clients and server\n",
+		version, srv.Addr(), origin, modVersion("github.com/redis/go-redis/v9"), modVersion("github.com/vmihailenco/msgpack/v5"),
+		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), runtime.NumCPU())
+	fmt.Printf("Every number is the median of %d interleaved round(s) (each contender in turn, then again) of %v per contender, on one machine and one server, after a %v warm-up run of each.\n",
+		rounds, d, warm)
+
+	for _, sc := range run {
+		res := make([][]result, len(sc.contenders))
+		for i, c := range sc.contenders {
+			if _, err := e.run(ctx, sc, c, "warmup", warm); err != nil {
+				return fmt.Errorf("%s %s: %w", sc.name, c.name, err)
+			}
+			res[i] = make([]result, 0, rounds)
+		}
+		for r := range rounds {
+			for i, c := range sc.contenders {
+				got, err := e.run(ctx, sc, c, "r"+strconv.Itoa(r+1), d)
+				if err != nil {
+					return fmt.Errorf("%s %s: %w", sc.name, c.name, err)
+				}
+				res[i] = append(res[i], got)
+			}
+		}
+		report(os.Stdout, sc, res, verbose)
+	}
+	notes(os.Stdout)
+	return nil
+}
+
+// env holds the connections a benchmark runs on.
+type env struct {
+	admin   *redis.Client   // harness commands (INFO, CONFIG, SCAN/DEL); not counted
+	clients []*redis.Client // the contenders' clients ("processes"), each with a hook
+	hooks   []*roundtrip.Counter
+	prefix  string // of every key this process writes
+}
+
+func newEnv(addr string) (*env, error) {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	e := &env{
+		admin:  redis.NewClient(&redis.Options{Addr: addr}),
+		prefix: "cachebench:" + hex.EncodeToString(b[:]) + ":",
+	}
+	for range 4 {
+		// PoolSize above the goroutines per client: a ria waiter holds a
+		// connection while it blocks in BLMOVE.
+		c := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 64})
+		h := &roundtrip.Counter{}
+		c.AddHook(h)
+		e.clients, e.hooks = append(e.clients, c), append(e.hooks, h)
+	}
+	return e, nil
+}
+
+func (e *env) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = e.cleanup(ctx)
+	for _, c := range e.clients {
+		_ = c.Close()
+	}
+	_ = e.admin.Close()
+}
+
+func (e *env) roundTrips() int64 {
+	var n int64
+	for _, h := range e.hooks {
+		n += h.RoundTrips()
+	}
+	return n
+}
+
+// cleanup deletes every key this process wrote (redis_rate puts "rate:"
+// before the keys it is given).
+func (e *env) cleanup(ctx context.Context) error {
+	var keys []string
+	for _, pattern := range []string{e.prefix + "*", "rate:" + e.prefix + "*"} {
+		iter := e.admin.Scan(ctx, 0, pattern, 1000).Iterator()
+		for iter.Next(ctx) {
+			keys = append(keys, iter.Val())
+		}
+		if err := iter.Err(); err != nil {
+			return fmt.Errorf("cleanup: %w", err)
+		}
+	}
+	for len(keys) > 0 {
+		n := min(len(keys), 500)
+		if err := e.admin.Unlink(ctx, keys[:n]...).Err(); err != nil {
+			return fmt.Errorf("cleanup: %w", err)
+		}
+		keys = keys[n:]
+	}
+	return nil
+}
+
+// result is what one run of one contender measured. The rates and per-op
+// counts cover the run's duration exactly: counters are read when it ends,
+// before the goroutines finish their last operation.
+type result struct {
+	elapsed    time.Duration
+	ops        int64 // operations (stampede: keys)
+	roundTrips int64 // client side, all clients
+	calls      server.Calls
+	loads      int64 // loads from the system of record (cache scenarios)
+	allowed    int64 // guard: calls allowed
+	keys       int64 // guard: distinct keys asked about
+	errors     int64
+	firstErr   error
+}
+
+// run runs contender c of scenario sc for d and measures it. tag tells the
+// run's keys apart from other runs'.
+func (e *env) run(ctx context.Context, sc scenario, c contender, tag string, d time.Duration) (result, error) {
+	prefix := e.prefix + sc.name + ":" + tag + ":"
+	procs := make([]proc, sc.clients)
+	for i := range procs {
+		p, err := c.newProc(e.clients[i], prefix)
+		if err != nil {
+			return result{}, err
+		}
+		procs[i] = p
+	}
+	l := &loader{}
+	if sc.kind == kindStampede {
+		l.delay = loadDelay
+	}
+	if sc.kind == kindHit { // fill the cache, outside the measured window
+		for i := range hitKeys {
+			if err := procs[0].get(ctx, "h"+strconv.Itoa(i), i, l); err != nil {
+				return result{}, fmt.Errorf("fill: %w", err)
+			}
+		}
+		l.loads.Store(0)
+	}
+	runtime.GC()
+
+	var (
+		stop     atomic.Bool
+		ops      atomic.Int64
+		next     atomic.Int64 // the next operation's number
+		allowed  atomic.Int64
+		errs     atomic.Int64
+		loaded   atomic.Int64 // stampede: loads of the keys completed
+		errOnce  sync.Once
+		firstErr error
+		wg       sync.WaitGroup
+		start    = make(chan struct{})
+	)
+	fail := func(err error) {
+		errs.Add(1)
+		errOnce.Do(func() { firstErr = err })
+	}
+	if sc.kind == kindStampede {
+		wg.Go(func() {
+			<-start
+			for k := 0; !stop.Load() && ctx.Err() == nil; k++ {
+				key := "s" + strconv.Itoa(k)
+				var kwg sync.WaitGroup
+				gate := make(chan struct{})
+				for g := range sc.goroutines {
+					p := procs[g%sc.clients]
+					kwg.Go(func() {
+						<-gate
+						if err := p.get(ctx, key, k, l); err != nil {
+							fail(err)
+						}
+					})
+				}
+				close(gate)
+				kwg.Wait()
+				loaded.Store(l.loads.Load())
+				ops.Add(1)
+			}
+		})
+	} else {
+		for g := range sc.goroutines {
+			p := procs[g%sc.clients]
+			wg.Go(func() {
+				<-start
+				for !stop.Load() && ctx.Err() == nil {
+					i := int(next.Add(1) - 1)
+					var err error
+					switch sc.kind {
+					case kindHit:
+						err = p.get(ctx, "h"+strconv.Itoa(i%hitKeys), i%hitKeys, l)
+					case kindMiss:
+						err = p.get(ctx, "m"+strconv.Itoa(i), i, l)
+					case kindGuard:
+						var ok bool
+						ok, err = p.allow(ctx, "u"+strconv.Itoa(i%guardKeys))
+						if ok {
+							allowed.Add(1)
+						}
+					}
+					if err != nil {
+						fail(err)
+						continue
+					}
+					ops.Add(1)
+				}
+			})
+		}
+	}
+
+	if err := server.ResetStats(ctx, e.admin); err != nil {
+		stop.Store(true)
+		close(start)
+		wg.Wait()
+		return result{}, err
+	}
+	rt0 := e.roundTrips()
+	t0 := time.Now()
+	close(start)
+	timer := time.NewTimer(d)
+	select {
+	case <-timer.C:
+	case <-ctx.Done():
+		timer.Stop()
+	}
+	stop.Store(true)
+	loads := l.loads.Load()
+	if sc.kind == kindStampede {
+		loads = loaded.Load() // the keys counted in ops
+	}
+	r := result{
+		elapsed:    time.Since(t0),
+		ops:        ops.Load(),
+		roundTrips: e.roundTrips() - rt0,
+		loads:      loads,
+		allowed:    allowed.Load(),
+		keys:       min(next.Load(), guardKeys),
+	}
+	calls, err := server.CommandCalls(context.WithoutCancel(ctx), e.admin)
+	wg.Wait()
+	r.calls = calls
+	r.errors, r.firstErr = errs.Load(), firstErr
+	if cerr := e.cleanup(context.WithoutCancel(ctx)); cerr != nil {
+		err = errors.Join(err, cerr)
+	}
+	if err == nil {
+		err = ctx.Err()
+	}
+	return r, err
+}
+
+// modVersion returns "path version" of a module this binary was built with.
+func modVersion(path string) string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, m := range bi.Deps {
+			if m.Path == path {
+				return m.Path + " " + m.Version
+			}
+		}
+	}
+	return path + " (version unknown)"
+}

@@ -1,0 +1,248 @@
+package cache_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ria-go/ria/cache"
+	"github.com/ria-go/ria/internal/redistest"
+)
+
+// db stands in for the system of record: the views of each job. Restore
+// calls are numbered from 1; those in gated wait for gate, those in fail
+// fail.
+type db struct {
+	mu       sync.Mutex
+	views    map[string]int64
+	restores atomic.Int64
+	gate     chan struct{}
+	gated    map[int64]bool
+	fail     map[int64]error
+}
+
+func newDB(t *testing.T, views map[string]int64) *db {
+	d := &db{views: views, gate: make(chan struct{}), gated: map[int64]bool{}, fail: map[int64]error{}}
+	t.Cleanup(d.open)
+	return d
+}
+
+func (d *db) open() {
+	select {
+	case <-d.gate:
+	default:
+		close(d.gate)
+	}
+}
+
+func (d *db) restore(ctx context.Context, key string) (int64, error) {
+	n := d.restores.Add(1)
+	if d.gated[n] {
+		select {
+		case <-d.gate:
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+	if err := d.fail[n]; err != nil {
+		return 0, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.views[key], nil
+}
+
+func newCounter(t *testing.T, rdb cache.Client, b *redistest.Backend, restore cache.RestoreFunc, opts ...cache.Option) *cache.Counter {
+	t.Helper()
+	c, err := cache.NewCounter(rdb, "views", restore, append([]cache.Option{cache.WithPrefix(b.Prefix)}, opts...)...)
+	require.NoError(t, err)
+	return c
+}
+
+// The blog's job-views counter: a missing counter is restored from the
+// system of record and incremented; an expired one again.
+func TestCounter_Incr_restore(t *testing.T) {
+	t.Parallel() // waits out TTLs on the real servers
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		d := newDB(t, map[string]int64{"job1": 10})
+		c := newCounter(t, b.Client, b, d.restore, cache.WithTTL(300*time.Millisecond))
+		// Cache the scripts on the server (on Cluster: on the node of job1).
+		_, err := c.Incr(ctx, "job1", 1)
+		require.NoError(t, err)
+		require.NoError(t, b.Client.Del(ctx, key(b, "views", "job1", "count")).Err())
+		d.restores.Store(0)
+
+		var n int64
+		rt, _ := b.Count.Delta(func() { n, err = c.Incr(ctx, "job1", 1) })
+		require.NoError(t, err)
+		assert.Equal(t, int64(11), n, "restored 10, plus 1")
+		assert.Equal(t, int64(2), rt, "missing: look (takes the lease), set")
+		rt, _ = b.Count.Delta(func() { n, err = c.Incr(ctx, "job1", 2) })
+		require.NoError(t, err)
+		assert.Equal(t, int64(13), n)
+		assert.Equal(t, int64(1), rt, "existing counter")
+		n, err = c.Get(ctx, "job1")
+		require.NoError(t, err)
+		assert.Equal(t, int64(13), n)
+		assert.Equal(t, int64(1), d.restores.Load())
+
+		// The counter expires; meanwhile the system of record moved on.
+		d.mu.Lock()
+		d.views["job1"] = 20
+		d.mu.Unlock()
+		b.FastForward(400 * time.Millisecond)
+		n, err = c.Incr(ctx, "job1", 1)
+		require.NoError(t, err)
+		assert.Equal(t, int64(21), n)
+		assert.Equal(t, int64(2), d.restores.Load())
+
+		n, err = c.Get(ctx, "job2") // never seen: restored as 0
+		require.NoError(t, err)
+		assert.Zero(t, n)
+	})
+}
+
+// 50 callers over two clients increment a missing counter: one restore, no
+// increment lost, every caller sees a distinct value.
+func TestCounter_Incr_concurrentRestore(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		const callers = 50
+		ctx := t.Context()
+		d := newDB(t, map[string]int64{"job1": 100})
+		d.gated[1] = true
+		var counters []*cache.Counter
+		for range 2 {
+			rdb, _ := b.NewClient()
+			counters = append(counters, newCounter(t, rdb, b, d.restore))
+		}
+		type result struct {
+			n   int64
+			err error
+		}
+		results := make(chan result, callers)
+		for i := range callers {
+			go func() {
+				n, err := counters[i%2].Incr(ctx, "job1", 1)
+				results <- result{n, err}
+			}()
+		}
+		waitForWaits(t, b, "views", "job1", "count.lease", callers-1)
+		d.open()
+		var got []int64
+		for range callers {
+			r := <-results
+			require.NoError(t, r.err)
+			got = append(got, r.n)
+		}
+		assert.Equal(t, int64(1), d.restores.Load(), "restored once")
+		slices.Sort(got)
+		want := make([]int64, callers)
+		for i := range want {
+			want[i] = 100 + int64(i) + 1
+		}
+		assert.Equal(t, want, got, "distinct values, none lost")
+		n, err := counters[0].Get(ctx, "job1")
+		require.NoError(t, err)
+		assert.Equal(t, int64(100+callers), n)
+	})
+}
+
+// A failed restore returns its error and does not count; the next caller
+// restores. A waiter takes over at once when the restorer fails.
+func TestCounter_Incr_restoreFails(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		down := errors.New("db down")
+		d := newDB(t, map[string]int64{"job1": 5})
+		d.fail[1] = down
+		c := newCounter(t, b.Client, b, d.restore, cache.WithLease(time.Minute))
+		_, err := c.Incr(ctx, "job1", 1)
+		assert.ErrorIs(t, err, down)
+		assert.ErrorContains(t, err, `cache: counter views incr "job1": restore: db down`)
+		assert.Empty(t, b.Keys(""), "nothing counted, lease given back")
+		n, err := c.Incr(ctx, "job1", 1)
+		require.NoError(t, err)
+		assert.Equal(t, int64(6), n)
+
+		d = newDB(t, map[string]int64{"job1": 5})
+		d.gated[1], d.fail[1] = true, down
+		c = newCounter(t, b.Client, b, d.restore, cache.WithLease(time.Minute))
+		first := make(chan error, 1)
+		go func() {
+			_, err := c.Incr(ctx, "job2", 1)
+			first <- err
+		}()
+		require.Eventually(t, func() bool { return d.restores.Load() == 1 }, 5*time.Second, time.Millisecond)
+		second := make(chan error, 1)
+		go func() {
+			_, err := c.Incr(ctx, "job2", 1)
+			second <- err
+		}()
+		waitForWaits(t, b, "views", "job2", "count.lease", 1)
+		start := time.Now()
+		d.open()
+		assert.ErrorIs(t, <-first, down)
+		assert.NoError(t, <-second)
+		assert.Less(t, time.Since(start), 10*time.Second, "not after the 1 minute lease")
+		assert.Equal(t, int64(2), d.restores.Load())
+		n, err = c.Get(ctx, "job2")
+		require.NoError(t, err)
+		assert.Equal(t, int64(1), n, "only the waiter's increment counted")
+	})
+}
+
+// A restorer that hangs: a waiter takes over when its lease ends. The late
+// restore adds its increment but not its restored value.
+func TestCounter_Incr_restorerHangs(t *testing.T) {
+	t.Parallel() // waits out TTLs on the real servers
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		d := newDB(t, map[string]int64{"job1": 10})
+		d.gated[1] = true
+		c := newCounter(t, b.Client, b, d.restore, cache.WithLease(300*time.Millisecond))
+		hung := make(chan int64, 1)
+		go func() {
+			n, _ := c.Incr(ctx, "job1", 1)
+			hung <- n
+		}()
+		require.Eventually(t, func() bool { return d.restores.Load() == 1 }, 5*time.Second, time.Millisecond)
+		waiter := make(chan int64, 1)
+		go func() {
+			n, err := c.Incr(ctx, "job1", 1)
+			if err != nil {
+				n = -1
+			}
+			waiter <- n
+		}()
+		waitForWaits(t, b, "views", "job1", "count.lease", 1)
+		b.FastForward(400 * time.Millisecond)
+		assert.Equal(t, int64(11), <-waiter, "restored by the waiter")
+		d.open()
+		assert.Equal(t, int64(12), <-hung, "the late restorer only adds its 1")
+	})
+}
+
+// Without a restore function a missing counter starts from 0.
+func TestCounter_noRestore(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		c := newCounter(t, b.Client, b, nil)
+		n, err := c.Incr(ctx, "job1", 3)
+		require.NoError(t, err)
+		assert.Equal(t, int64(3), n)
+		n, err = c.Incr(ctx, "job1", -1)
+		require.NoError(t, err)
+		assert.Equal(t, int64(2), n)
+		pttl, err := b.Client.PTTL(ctx, key(b, "views", "job1", "count")).Result()
+		require.NoError(t, err)
+		assert.Greater(t, pttl, 23*time.Hour, "default TTL 24h")
+	})
+}

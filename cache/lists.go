@@ -1,0 +1,231 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ria-go/ria/internal/keys"
+)
+
+// Latest keeps the n most recent values pushed under each key (the blog's
+// "latest 3 job views"). It is safe for concurrent use.
+type Latest[T any] struct {
+	rdb   Client
+	name  string
+	keys  keys.Space
+	codec Codec
+	n     int
+	ttl   time.Duration
+}
+
+// NewLatest returns the latest-n lists name of values of type T, backed by
+// rdb. Options: [WithCodec], [WithPrefix], [WithTTL] (a list then lives that
+// long after its last push; default: no expiry). It returns an error for an
+// invalid name, n < 1 or an invalid option; a nil rdb panics.
+func NewLatest[T any](rdb Client, name string, n int, opts ...Option) (*Latest[T], error) {
+	if rdb == nil {
+		panic("cache: NewLatest with nil client")
+	}
+	if err := checkName("latest", name); err != nil {
+		return nil, err
+	}
+	if n < 1 {
+		return nil, fmt.Errorf("cache: latest %s: n %d: must be at least 1", name, n)
+	}
+	o, err := build("latest "+name, []string{"WithPrefix", "WithTTL", "WithCodec"}, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Latest[T]{rdb: rdb, name: name, keys: keys.New(o.prefix), codec: o.codec, n: n, ttl: o.ttl}, nil
+}
+
+// Name returns the lists' name.
+func (l *Latest[T]) Name() string { return l.name }
+
+// Push adds vs to the list key, the last one newest, and trims the list to
+// its n newest values, atomically in one round trip (MULTI: LPUSH, LTRIM,
+// and PEXPIRE with [WithTTL]).
+func (l *Latest[T]) Push(ctx context.Context, key string, vs ...T) error {
+	if err := checkKey("latest push", key); err != nil {
+		return err
+	}
+	if len(vs) == 0 {
+		return fmt.Errorf("cache: latest %s push %q: no values", l.name, key)
+	}
+	payloads := make([]any, len(vs))
+	for i, v := range vs {
+		b, err := l.codec.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("cache: latest %s push %q: encode value %d: %w", l.name, key, i, err)
+		}
+		payloads[i] = b
+	}
+	k := l.listKey(key)
+	p := l.rdb.TxPipeline()
+	p.LPush(ctx, k, payloads...)
+	p.LTrim(ctx, k, 0, int64(l.n)-1)
+	if l.ttl > 0 {
+		p.PExpire(ctx, k, l.ttl)
+	}
+	if _, err := p.Exec(ctx); err != nil {
+		return fmt.Errorf("cache: latest %s push %q: %w", l.name, key, err)
+	}
+	return nil
+}
+
+// List returns the list key, newest first (empty if it does not exist), in
+// one round trip. A value that cannot be decoded gives an error wrapping
+// [ErrDecode].
+func (l *Latest[T]) List(ctx context.Context, key string) ([]T, error) {
+	if err := checkKey("latest list", key); err != nil {
+		return nil, err
+	}
+	raw, err := l.rdb.LRange(ctx, l.listKey(key), 0, int64(l.n)-1).Result()
+	if err != nil {
+		return nil, fmt.Errorf("cache: latest %s list %q: %w", l.name, key, err)
+	}
+	out, err := l.decode(raw)
+	if err != nil {
+		return nil, fmt.Errorf("cache: latest %s list %q: %w", l.name, key, err)
+	}
+	return out, nil
+}
+
+func (l *Latest[T]) decode(raw []string) ([]T, error) {
+	out := make([]T, len(raw))
+	for i, s := range raw {
+		if err := l.codec.Unmarshal([]byte(s), &out[i]); err != nil {
+			return nil, fmt.Errorf("value %d: %w: %w", i, ErrDecode, err)
+		}
+	}
+	return out, nil
+}
+
+// Ranked is a member of a [Top] ranking with its score.
+type Ranked[T any] struct {
+	Member T
+	Score  float64
+}
+
+// Top keeps a ranking per key: members of type T scored by counts (the
+// blog's "top 3 jobs by views"). Members are stored encoded by the codec, so
+// equal members must encode to equal bytes (true of encoding/json for
+// numbers, strings and structs). It is safe for concurrent use.
+type Top[T any] struct {
+	rdb   Client
+	name  string
+	keys  keys.Space
+	codec Codec
+	ttl   time.Duration
+}
+
+// NewTop returns the rankings name of members of type T, backed by rdb.
+// Options: [WithCodec], [WithPrefix], [WithTTL] (a ranking then lives that
+// long after its last write; default: no expiry). It returns an error for an
+// invalid name or option; a nil rdb panics.
+func NewTop[T any](rdb Client, name string, opts ...Option) (*Top[T], error) {
+	if rdb == nil {
+		panic("cache: NewTop with nil client")
+	}
+	if err := checkName("top", name); err != nil {
+		return nil, err
+	}
+	o, err := build("top "+name, []string{"WithPrefix", "WithTTL", "WithCodec"}, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Top[T]{rdb: rdb, name: name, keys: keys.New(o.prefix), codec: o.codec, ttl: o.ttl}, nil
+}
+
+// Name returns the rankings' name.
+func (t *Top[T]) Name() string { return t.name }
+
+// Incr adds by to member's score in the ranking key (ZINCRBY; a new member
+// starts from 0) and returns the new score, in one round trip.
+func (t *Top[T]) Incr(ctx context.Context, key string, member T, by float64) (float64, error) {
+	var cmd *redis.FloatCmd
+	err := t.write(ctx, "incr", key, member, by, func(p redis.Pipeliner, k, m string) {
+		cmd = p.ZIncrBy(ctx, k, by, m)
+	})
+	if err != nil {
+		return 0, err
+	}
+	return cmd.Val(), nil
+}
+
+// Add sets member's score in the ranking key (ZADD), in one round trip.
+func (t *Top[T]) Add(ctx context.Context, key string, member T, score float64) error {
+	return t.write(ctx, "add", key, member, score, func(p redis.Pipeliner, k, m string) {
+		p.ZAdd(ctx, k, redis.Z{Score: score, Member: m})
+	})
+}
+
+// write runs one ZINCRBY or ZADD (queued by queue), with PEXPIRE in
+// MULTI/EXEC when the rankings have a TTL.
+func (t *Top[T]) write(ctx context.Context, op, key string, member T, score float64, queue func(p redis.Pipeliner, k, m string)) error {
+	if err := checkKey("top "+op, key); err != nil {
+		return err
+	}
+	if math.IsNaN(score) {
+		return fmt.Errorf("cache: top %s %s %q: score is NaN", t.name, op, key)
+	}
+	m, err := t.codec.Marshal(member)
+	if err != nil {
+		return fmt.Errorf("cache: top %s %s %q: encode member: %w", t.name, op, key, err)
+	}
+	k := t.rankKey(key)
+	p := t.rdb.Pipeline()
+	if t.ttl > 0 {
+		p = t.rdb.TxPipeline()
+	}
+	queue(p, k, string(m))
+	if t.ttl > 0 {
+		p.PExpire(ctx, k, t.ttl)
+	}
+	if _, err := p.Exec(ctx); err != nil {
+		return fmt.Errorf("cache: top %s %s %q: %w", t.name, op, key, err)
+	}
+	return nil
+}
+
+// Range returns the n highest-scored members of the ranking key, highest
+// first (ties: the member whose encoding sorts last first), in one round
+// trip. n must be at least 1. An undecodable member gives an error wrapping
+// [ErrDecode].
+func (t *Top[T]) Range(ctx context.Context, key string, n int) ([]Ranked[T], error) {
+	if err := checkKey("top range", key); err != nil {
+		return nil, err
+	}
+	if n < 1 {
+		return nil, fmt.Errorf("cache: top %s range %q: n %d: must be at least 1", t.name, key, n)
+	}
+	zs, err := t.rdb.ZRevRangeWithScores(ctx, t.rankKey(key), 0, int64(n)-1).Result()
+	if err != nil {
+		return nil, fmt.Errorf("cache: top %s range %q: %w", t.name, key, err)
+	}
+	out, err := t.decode(zs)
+	if err != nil {
+		return nil, fmt.Errorf("cache: top %s range %q: %w", t.name, key, err)
+	}
+	return out, nil
+}
+
+func (t *Top[T]) decode(zs []redis.Z) ([]Ranked[T], error) {
+	out := make([]Ranked[T], len(zs))
+	for i, z := range zs {
+		s, ok := z.Member.(string)
+		if !ok {
+			return nil, errors.New("member is not a string")
+		}
+		if err := t.codec.Unmarshal([]byte(s), &out[i].Member); err != nil {
+			return nil, fmt.Errorf("member %d: %w: %w", i, ErrDecode, err)
+		}
+		out[i].Score = z.Score
+	}
+	return out, nil
+}

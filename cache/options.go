@@ -1,0 +1,168 @@
+package cache
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Defaults of the options.
+const (
+	// DefaultTTL is how long a [Cache] entry stays fresh.
+	DefaultTTL = time.Hour
+	// DefaultCounterTTL is how long a [Counter] lives after its last use.
+	DefaultCounterTTL = 24 * time.Hour
+	// DefaultLease bounds one load or restore: past it, a waiter takes over.
+	DefaultLease = 10 * time.Second
+	// DefaultPrefix is the key prefix.
+	DefaultPrefix = "cache:"
+)
+
+// inlineMax is the largest payload that a loader hands to its waiters in the
+// wake list; waiters re-read larger ones from the entry (one more round trip)
+// rather than have Redis hold a second copy of a large value.
+const inlineMax = 64 << 10
+
+// Option configures a [Cache], [Counter], [Guard], [Latest] or [Top]. Each
+// option's doc says which of them it applies to; giving one to a constructor
+// that does not use it is an error.
+type Option func(*options)
+
+type options struct {
+	prefix  string
+	ttl     time.Duration
+	ttlSet  bool
+	codec   Codec
+	lease   time.Duration
+	refresh time.Duration
+	grace   time.Duration
+	logger  *slog.Logger
+	given   []string // names of the options given, to reject those that do not apply
+}
+
+func (o *options) mark(name string) { o.given = append(o.given, name) }
+
+// WithPrefix sets the key prefix of every kind. Default: "cache:". It must
+// not contain '{' or '}', which would move the keys' Cluster hash tag.
+func WithPrefix(p string) Option {
+	return func(o *options) { o.prefix = p; o.mark("WithPrefix") }
+}
+
+// WithTTL sets how long a value lives. [Cache]: how long an entry is fresh
+// (default [DefaultTTL]). [Counter]: how long a counter lives after its last
+// Incr or Get (default [DefaultCounterTTL]). [Latest] and [Top]: how long a
+// list or ranking lives after its last write (default: no expiry). It must be
+// at least 1ms.
+func WithTTL(d time.Duration) Option {
+	return func(o *options) { o.ttl, o.ttlSet = d, true; o.mark("WithTTL") }
+}
+
+// WithCodec sets how values are encoded ([Cache], [Latest], [Top]: members).
+// Default: [JSON]. Every process sharing a name must use the same codec.
+func WithCodec(c Codec) Option {
+	return func(o *options) { o.codec = c; o.mark("WithCodec") }
+}
+
+// WithLease bounds one load ([Cache]) or restore ([Counter]): while it runs,
+// other callers wait for it; when the lease ends before the loader has
+// stored its value (it hangs or died), one waiter takes over and loads in
+// its place. A load that outlasts its lease is returned to its caller but
+// not stored. Default: [DefaultLease]; at least 1ms.
+func WithLease(d time.Duration) Option {
+	return func(o *options) { o.lease = d; o.mark("WithLease") }
+}
+
+// WithRefreshAhead makes a [Cache] refresh entries before they expire: a Get
+// that finds an entry within window of the end of its TTL returns the value
+// at once and lets one caller (in any process) reload it in the background.
+// Default: 0 (off). It must be shorter than the TTL.
+func WithRefreshAhead(window time.Duration) Option {
+	return func(o *options) { o.refresh = window; o.mark("WithRefreshAhead") }
+}
+
+// WithStaleGrace keeps [Cache] entries for grace after their TTL: a Get in
+// that time returns the stale value at once and lets one caller reload it in
+// the background (stale-while-revalidate). Default: 0 (off).
+func WithStaleGrace(grace time.Duration) Option {
+	return func(o *options) { o.grace = grace; o.mark("WithStaleGrace") }
+}
+
+// WithLogger sets where a [Cache] reports what no caller can
+// be told: failed background refreshes, values loaded but not stored,
+// undecodable entries that were replaced. Default: discard.
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) { o.logger = l; o.mark("WithLogger") }
+}
+
+// build applies opts for the constructor kind, which accepts the options
+// named in allowed, and checks the common ones.
+func build(kind string, allowed []string, opts []Option) (options, error) {
+	o := options{prefix: DefaultPrefix, codec: JSON, lease: DefaultLease}
+	for _, opt := range opts {
+		if opt == nil {
+			return o, fmt.Errorf("cache: %s: nil option", kind)
+		}
+		opt(&o)
+	}
+	for _, g := range o.given {
+		if !slices.Contains(allowed, g) {
+			return o, fmt.Errorf("cache: %s: option %s does not apply", kind, g)
+		}
+	}
+	var errs []error
+	if strings.ContainsAny(o.prefix, "{}") {
+		errs = append(errs, fmt.Errorf("prefix %q must not contain '{' or '}'", o.prefix))
+	}
+	if o.ttlSet && o.ttl < time.Millisecond {
+		errs = append(errs, fmt.Errorf("ttl %v: must be at least 1ms", o.ttl))
+	}
+	if o.codec == nil {
+		errs = append(errs, errors.New("nil codec"))
+	}
+	if o.lease < time.Millisecond {
+		errs = append(errs, fmt.Errorf("lease %v: must be at least 1ms", o.lease))
+	}
+	if o.refresh < 0 {
+		errs = append(errs, fmt.Errorf("refresh window %v: must not be negative", o.refresh))
+	}
+	if o.grace < 0 {
+		errs = append(errs, fmt.Errorf("stale grace %v: must not be negative", o.grace))
+	}
+	if o.logger == nil {
+		if slices.Contains(o.given, "WithLogger") {
+			errs = append(errs, errors.New("nil logger"))
+		}
+		o.logger = slog.New(slog.DiscardHandler)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return o, fmt.Errorf("cache: %s: %w", kind, err)
+	}
+	return o, nil
+}
+
+// checkName checks the name of a Cache, Counter, Guard, Latest or Top. Names
+// are constants chosen by the programmer; they become the first half of the
+// keys' hash tag, so they must be non-empty and free of '{', '}' and ':'
+// (the separator between name and key).
+func checkName(kind, name string) error {
+	if name == "" {
+		return fmt.Errorf("cache: %s name: empty", kind)
+	}
+	if strings.ContainsAny(name, "{}:") {
+		return fmt.Errorf("cache: %s name %q: must not contain '{', '}' or ':'", kind, name)
+	}
+	return nil
+}
+
+// checkKey checks a key given to a call. Any non-empty string will do.
+func checkKey(op, key string) error {
+	if key == "" {
+		return fmt.Errorf("cache: %s: key: empty", op)
+	}
+	return nil
+}
+
+func ms(d time.Duration) int64 { return max(d.Milliseconds(), 1) }

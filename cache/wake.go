@@ -1,0 +1,76 @@
+package cache
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ria-go/ria/internal/wait"
+)
+
+// Waiting for a loader (or restorer) is a blocking BLMOVE wake wake RIGHT
+// LEFT: it takes the element the loader pushed and puts it back at once, so
+// a single push wakes every waiter, in any process, and a waiter that comes
+// late still finds it. The loader empties the list when it takes the lease
+// and gives it a TTL when it pushes, so a waiter only ever sees a push of
+// the lease it waits for. (internal/wait's Pop is the BLPOP of a list of the
+// caller's own; here the list is shared.)
+
+// blockFor is how long a waiter blocks when the lease has pttl ms left:
+// until it ends, plus a little jitter so that the waiters freed by an
+// expired lease do not all look in the same millisecond.
+func blockFor(pttl int64, lease time.Duration) time.Duration {
+	d := lease
+	if pttl > 0 {
+		d = time.Duration(pttl) * time.Millisecond
+	}
+	d += time.Millisecond + wait.Jitter(min(d/10, 20*time.Millisecond))
+	return min(d, wait.MaxBlock)
+}
+
+// await waits up to d for an element of the wake list key and returns it
+// (ok false when d passed). If ctx ends first it returns ctx.Err() at once;
+// the BLMOVE runs in its own goroutine (go-redis does not interrupt a
+// blocked read) and frees its connection when d ends, which is why d is
+// cut to ctx's deadline.
+func await(ctx context.Context, c Client, key string, d time.Duration) (string, bool, error) {
+	if dl, ok := ctx.Deadline(); ok {
+		d = min(d, time.Until(dl)+time.Millisecond)
+	}
+	type rotated struct {
+		val string
+		ok  bool
+	}
+	r, err := wait.Detached(ctx, func(ctx context.Context) (rotated, error) {
+		val, ok, err := blmove(ctx, c, key, max(d, time.Millisecond))
+		return rotated{val, ok}, err
+	})
+	return r.val, r.ok, err
+}
+
+// blmove rotates the list key, waiting at most d for an element. go-redis's
+// BLMove takes whole seconds (and lengthens the read timeout to match); a
+// shorter wait goes through Do with a fractional timeout (Redis 6+) when
+// the client's read timeout leaves room for it, else it waits a second.
+func blmove(ctx context.Context, c Client, key string, d time.Duration) (string, bool, error) {
+	var (
+		v   string
+		err error
+	)
+	if d >= time.Second || !wait.RoomFor(c, d) {
+		v, err = c.BLMove(ctx, key, key, "RIGHT", "LEFT", max(d.Truncate(time.Second), time.Second)).Result()
+	} else {
+		secs := strconv.FormatFloat(max(d.Seconds(), 0.001), 'f', 3, 64)
+		v, err = c.Do(ctx, "blmove", key, key, "RIGHT", "LEFT", secs).Text()
+	}
+	switch {
+	case err == redis.Nil:
+		return "", false, nil
+	case err != nil:
+		return "", false, fmt.Errorf("BLMOVE %s: %w", key, err)
+	}
+	return v, true, nil
+}

@@ -1,0 +1,246 @@
+// Command cache runs the usage blog's caching patterns (seeds/004) with ria's
+// cache package: a read-through cache that 20 concurrent callers in four
+// "processes" hit on a miss (one load), a job-views counter restored from the
+// system of record after Redis lost it, the password-reset guard, the latest
+// and top job views, and the blog's get_cache: a session and the view counts
+// of a page of jobs read in one round trip.
+//
+//	go run ./examples/cache                       # embedded miniredis
+//	REDIS_URL=redis://127.0.0.1:6379/0 go run ./examples/cache
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ria-go/ria/cache"
+	"github.com/ria-go/ria/internal/demo"
+	"github.com/ria-go/ria/internal/roundtrip"
+)
+
+const prefix = "example:cache:"
+
+type job struct {
+	ID    string `json:"id"`
+	Title string `json:"title"`
+}
+
+type session struct {
+	User string `json:"user"`
+}
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "cache example:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	rdb, closeRedis, err := demo.Client()
+	if err != nil {
+		return err
+	}
+	defer closeRedis()
+	rt := &roundtrip.Counter{} // our own client: we may hook it
+	rdb.AddHook(rt)
+	ctx := context.Background()
+	opt := cache.WithPrefix(prefix)
+
+	// Start clean when running on a real server.
+	if err := clean(ctx, rdb); err != nil {
+		return err
+	}
+
+	// 1. Read-through cache: 20 callers miss job 42 at once, 5 in each of 4
+	// "processes" (a Cache each). One of them runs the heavy task (the
+	// blog's hard_task: 200ms); the others wait for its value.
+	var loads atomic.Int64
+	hardTask := func(ctx context.Context) (job, error) {
+		loads.Add(1)
+		time.Sleep(200 * time.Millisecond)
+		return job{ID: "42", Title: "Senior Gopher"}, nil
+	}
+	var (
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		titles = map[string]int{}
+		errs   []error
+	)
+	for p := range 4 {
+		jobs, err := cache.New[job](rdb, "jobs", opt, cache.WithTTL(time.Minute))
+		if err != nil {
+			return err
+		}
+		for range 5 {
+			wg.Go(func() {
+				j, err := jobs.Get(ctx, "42", hardTask)
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					errs = append(errs, fmt.Errorf("process %d: %w", p, err))
+				}
+				titles[j.Title]++
+			})
+		}
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	fmt.Printf("read-through: 20 callers in 4 processes got %v; hard task ran %d time(s)\n", titles, loads.Load())
+	if loads.Load() != 1 || titles["Senior Gopher"] != 20 {
+		return errors.New("invariant broken: want exactly one load and 20 equal values")
+	}
+
+	// 2. Job views, restored from the system of record when Redis lost them.
+	viewsInDB := map[string]int64{"1": 10, "2": 3, "3": 7} // the RDB's job views table
+	var restores atomic.Int64
+	views, err := cache.NewCounter(rdb, "job-views", func(ctx context.Context, id string) (int64, error) {
+		restores.Add(1)
+		return viewsInDB[id], nil
+	}, opt, cache.WithTTL(100*time.Second))
+	if err != nil {
+		return err
+	}
+	n1, err := views.Incr(ctx, "1", 1)
+	if err != nil {
+		return err
+	}
+	n2, err := views.Incr(ctx, "1", 1)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("job 1 views: %d, %d (restored from the RDB once: %d restore)\n", n1, n2, restores.Load())
+	viewsInDB["1"] = n2                                                      // the RDB caught up meanwhile
+	if err := rdb.Del(ctx, prefix+"{job-views:1}:count").Err(); err != nil { // Redis lost the counter
+		return err
+	}
+	n3, err := views.Incr(ctx, "1", 1)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("job 1 views after Redis lost the counter: %d (restores: %d)\n", n3, restores.Load())
+	if n1 != 11 || n2 != 12 || n3 != 13 || restores.Load() != 2 {
+		return errors.New("invariant broken: counter lost increments or restored too often")
+	}
+
+	// 3. Password reset: one email per user per window (5s; the window's
+	// end is shown in the package's tests and examples, which can move
+	// the clock).
+	resets, err := cache.NewGuard(rdb, "password-reset", opt)
+	if err != nil {
+		return err
+	}
+	var sent []bool
+	for _, user := range []string{"user1", "user1", "user2"} {
+		ok, err := resets.Allow(ctx, user, 5*time.Second)
+		if err != nil {
+			return err
+		}
+		sent = append(sent, ok)
+		if ok {
+			fmt.Println("password reset for", user+": email sent")
+		} else {
+			fmt.Println("password reset for", user+": please try later")
+		}
+	}
+	if !sent[0] || sent[1] || !sent[2] {
+		return errors.New("invariant broken: the guard let through the wrong requests")
+	}
+
+	// 4. Latest 3 job views and top jobs by views.
+	latest, err := cache.NewLatest[string](rdb, "job-views", 3, opt)
+	if err != nil {
+		return err
+	}
+	top, err := cache.NewTop[string](rdb, "jobs-by-views", opt)
+	if err != nil {
+		return err
+	}
+	for _, id := range []string{"1", "2", "3", "2", "1", "2"} {
+		if err := latest.Push(ctx, "site", id); err != nil {
+			return err
+		}
+		if _, err := top.Incr(ctx, "site", id, 1); err != nil {
+			return err
+		}
+	}
+	last, err := latest.List(ctx, "site")
+	if err != nil {
+		return err
+	}
+	best, err := top.Range(ctx, "site", 3)
+	if err != nil {
+		return err
+	}
+	fmt.Println("latest 3 views:", last)
+	fmt.Print("top jobs:")
+	for _, r := range best {
+		fmt.Printf(" %s (%.0f)", r.Member, r.Score)
+	}
+	fmt.Println()
+
+	// 5. get_cache: the user's session, the latest views, the top job and
+	// the view counts of jobs 1..3 in one pipeline. Job 2 and 3 counters
+	// are restored first, so that the batch finds everything.
+	sessions, err := cache.New[session](rdb, "sessions", opt)
+	if err != nil {
+		return err
+	}
+	if err := sessions.Set(ctx, "user1", session{User: "ann"}); err != nil {
+		return err
+	}
+	for _, id := range []string{"2", "3"} {
+		if _, err := views.Get(ctx, id); err != nil {
+			return err
+		}
+	}
+	b := cache.NewBatch(rdb)
+	sess := sessions.Read(b, "user1", nil)
+	counts := []*cache.Result[int64]{views.Read(b, "1"), views.Read(b, "2"), views.Read(b, "3")}
+	lastViews := latest.Read(b, "site")
+	topJob := top.Read(b, "site", 1)
+	trips, _ := rt.Delta(func() { err = b.Exec(ctx) })
+	if err != nil {
+		return err
+	}
+	s, _, _ := sess.Value()
+	fmt.Printf("get_cache: %d reads of 4 kinds in %d round trip(s):\n  user %s", b.Len(), trips, s.User)
+	for i, r := range counts {
+		n, _, _ := r.Value()
+		fmt.Printf(", job %d: %d views", i+1, n)
+	}
+	lv, _, _ := lastViews.Value()
+	tj, _, _ := topJob.Value()
+	fmt.Printf("\n  latest %v, top job %s\n", lv, tj[0].Member)
+	if trips != 1 || s.User != "ann" {
+		return errors.New("invariant broken: the batch took more than one round trip")
+	}
+	return clean(ctx, rdb)
+}
+
+// clean deletes the example's keys (they are known: no KEYS or SCAN).
+func clean(ctx context.Context, rdb redis.UniversalClient) error {
+	ks := []string{
+		prefix + "{jobs:42}:val", prefix + "{jobs:42}:wake", prefix + "{sessions:user1}:val",
+		prefix + "{password-reset:user1}:guard", prefix + "{password-reset:user2}:guard",
+		prefix + "{job-views:site}:latest", prefix + "{jobs-by-views:site}:top",
+	}
+	for _, id := range []string{"1", "2", "3"} {
+		ks = append(ks, prefix+"{job-views:"+id+"}:count")
+	}
+	for _, k := range ks { // one key per DEL: they live in different slots
+		if err := rdb.Del(ctx, k).Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
