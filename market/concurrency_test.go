@@ -28,7 +28,7 @@ type ledger struct {
 // TestMarket_concurrent has 8 traders on 2 clients trade a few items for a
 // few thousand purchases, per purchase variant and with the variants mixed:
 // each trader lists what it holds (List or ListWatch, at random) and buys a
-// random listing of another, 1000 purchases per variant on the real servers
+// random listing of another, 2000 purchases per variant on the real servers
 // (500 mixed), 300 on miniredis. Afterwards: no item was sold twice from one
 // listing, each item is in exactly one place, nobody's funds are negative,
 // each balance is what the prices paid say, and money and items are
@@ -68,7 +68,7 @@ func trade(t *testing.T, b *redistest.Backend, v variant) {
 		perUser  = 4   // items each trader starts with
 		startCap = 500 // funds each trader starts with
 	)
-	target := int64(1000) // purchases
+	target := int64(2000) // purchases
 	switch {
 	case b.Mini != nil:
 		target = 300 // miniredis runs scripts and WATCH several times slower
