@@ -7,21 +7,10 @@
 -- ARGV[1] listings member "<item>.<seller>"   ARGV[2] item ID
 -- ARGV[3] the most the buyer pays, an integer >= 1
 -- returns {code, price, funds}: code 0 bought, 1 not listed, 2 unknown
--- buyer, 3 price above ARGV[3], 4 insufficient funds; funds is the buyer's
--- balance as stored (codes 3 and 4), else ''. Nothing is written unless
--- code is 0.
-
--- itoa formats an integer-valued number exactly (prices are at most 2^53,
--- exact in a double); string.format('%d') is not portable across Lua VMs.
-local function itoa(n)
-  local s = ''
-  repeat
-    local d = n % 10
-    s = string.char(48 + d) .. s
-    n = (n - d) / 10
-  until n == 0
-  return s
-end
+-- buyer, 3 price above ARGV[3], 4 insufficient funds, 5 malformed price
+-- (a listing score that is not an integer in [1, 2^53], written by someone
+-- else); funds is the buyer's balance as stored (codes 3 and 4), else ''.
+-- Nothing is written unless code is 0.
 
 local score = redis.call('zscore', KEYS[1], ARGV[1])
 if not score then
@@ -32,6 +21,9 @@ if not funds then
   return {2, 0, ''}
 end
 local price = tonumber(score)
+if not price or price < 1 or price > 9007199254740992 or price % 1 ~= 0 then
+  return {5, 0, score}
+end
 -- Comparisons in doubles are exact here: price <= 2^53, and a larger
 -- balance or limit rounds to a value >= 2^53.
 if price > tonumber(ARGV[3]) then
@@ -40,7 +32,7 @@ end
 if tonumber(funds) < price then
   return {4, price, funds}
 end
-local p = itoa(price)
+local p = string.format('%d', price)
 -- The seller's HINCRBY is the only write that could fail (overflow, which
 -- the money supply rules out); it comes first so a failure writes nothing.
 redis.call('hincrby', KEYS[3], 'funds', p)

@@ -76,6 +76,14 @@
 //     the market's purchases, four round trips each under the lock.
 //   - Each blocked BuyLocked holds a connection of the client's pool while it
 //     waits (package lock's BLPOP).
+//   - A refusal (a sentinel error) means nothing changed. A transport error
+//     or timeout after the request left (EVALSHA or EXEC sent) leaves the
+//     outcome unknown: check [Market.Inventory] before buying again.
+//   - miniredis (v2.40.0) does not abort a WATCH transaction when ZREM
+//     removes one member of a watched sorted set that does not become empty,
+//     so on miniredis BuyWatch and BuyLocked can sell an item twice when Buy
+//     or BuyWatch run at the same time. Real Redis aborts them; the
+//     package's concurrency tests of those variants run on real servers.
 //   - Listings returns the cheapest listings; there is no paging or search.
 //
 // # Keys

@@ -261,6 +261,28 @@ func TestMarket_maxPrice(t *testing.T) {
 	})
 }
 
+// A listing whose score someone else set to a non-price is refused by every
+// variant with an error, and nothing moves (the Lua variant used to loop
+// forever on a negative price, blocking the server).
+func TestMarket_malformedPrice(t *testing.T) {
+	forEachVariant(t, func(t *testing.T, b *redistest.Backend, v variant, m *market.Market) {
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		defer cancel()
+		require.NoError(t, m.AddUser(ctx, "17", "Frank", 0))
+		require.NoError(t, m.AddUser(ctx, "27", "Bill", 100))
+		require.NoError(t, m.AddItem(ctx, "17", "ItemA"))
+		require.NoError(t, v.list(m, ctx, "17", "ItemA", 10))
+		for _, bad := range []float64{-5, 0, 2.5} {
+			require.NoError(t, b.Client.ZAdd(ctx, key(b, v.name, "listings"), redis.Z{Score: bad, Member: "ItemA.17"}).Err())
+			_, err := v.buy(m, ctx, "27", "17", "ItemA", 100)
+			assert.ErrorContains(t, err, "malformed", "price %v", bad)
+			f, err := m.Funds(ctx, "27")
+			require.NoError(t, err)
+			assert.Equal(t, int64(100), f, "price %v", bad)
+		}
+	})
+}
+
 // The money supply cannot overflow, so no balance can: a deposit that would
 // overflow it fails and writes nothing.
 func TestMarket_AddFunds_overflow(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ria-go/ria/internal/txn"
+	"github.com/ria-go/ria/internal/wait"
 	"github.com/ria-go/ria/lock"
 )
 
@@ -75,8 +76,9 @@ func (m *Market) ListWatch(ctx context.Context, seller, item string, price int64
 //
 // Errors: [ErrNotListed] (sold already or never listed), [ErrUnknownUser]
 // (no such buyer), [ErrPriceTooHigh], [ErrInsufficientFunds],
-// [ErrOwnListing] (buyer == seller, refused before reaching Redis). On any
-// error nothing changes.
+// [ErrOwnListing] (buyer == seller, refused before reaching Redis). After a
+// refusal nothing has changed; after a transport error the purchase may have
+// happened.
 func (m *Market) Buy(ctx context.Context, buyer, seller, item string, maxPrice int64) (int64, error) {
 	if err := checkBuy(buyer, seller, item, maxPrice); err != nil {
 		return 0, fmt.Errorf("market: buy: %w", err)
@@ -113,6 +115,8 @@ func buyReply(v any, maxPrice int64) (int64, error) {
 		return 0, fmt.Errorf("%w: price %d, limit %d", ErrPriceTooHigh, price, maxPrice)
 	case 4:
 		return 0, fmt.Errorf("%w: price %d, funds %s", ErrInsufficientFunds, price, funds)
+	case 5:
+		return 0, fmt.Errorf("script %s: malformed listing price %q", buyScript.Name(), funds)
 	}
 	return 0, fmt.Errorf("script %s: unknown code %d", buyScript.Name(), code)
 }
@@ -156,7 +160,9 @@ func (m *Market) BuyWatch(ctx context.Context, buyer, seller, item string, maxPr
 // the lock). If the purchase succeeded but releasing the lock
 // failed, the purchase stands and BuyLocked reports success (the lock
 // expires after its TTL). Errors are those of [Market.Buy] plus
-// [ErrContended].
+// [ErrContended] (the lock stayed busy, or the WATCH kept failing), and
+// lock.ErrNotHeld if the lock was lost before the purchase finished (the
+// purchase itself is still all or nothing).
 func (m *Market) BuyLocked(ctx context.Context, buyer, seller, item string, maxPrice int64) (int64, error) {
 	if err := checkBuy(buyer, seller, item, maxPrice); err != nil {
 		return 0, fmt.Errorf("market: buy: %w", err)
@@ -175,7 +181,8 @@ func (m *Market) BuyLocked(ctx context.Context, buyer, seller, item string, maxP
 	if bought {
 		return price, nil
 	}
-	if errors.Is(err, lock.ErrNotObtained) && !errors.Is(err, ErrContended) && ctx.Err() == nil {
+	if errors.Is(err, lock.ErrNotObtained) && !errors.Is(err, ErrContended) && ctx.Err() == nil &&
+		!wait.Transient(err) {
 		err = fmt.Errorf("%w: %w", ErrContended, err)
 	}
 	return 0, buyErr(buyer, seller, item, err)
