@@ -44,53 +44,67 @@ func (s *Store) Cleaner(limit int64, opts ...LoopOption) (*Cleaner, error) {
 // error, if ctx ends between batches or every candidate of a batch was seen
 // again.
 func (c *Cleaner) Clean(ctx context.Context) (int, error) {
-	n, _, err := c.clean(ctx, ctx)
+	n, _, err := c.clean(same(ctx), ctx)
 	return n, err
 }
 
-// clean runs batches with ctx until done, stopping early when stop ends.
+// clean runs batches, each on a context from unit, until done, stopping
+// early when stop ends.
 // more reports whether to clean again at once (an error, or stop ended
 // with sessions over the limit).
-func (c *Cleaner) clean(ctx, stop context.Context) (deleted int, more bool, err error) {
-	k := c.s.keys
+func (c *Cleaner) clean(unit unitFunc, stop context.Context) (deleted int, more bool, err error) {
 	for stop.Err() == nil {
-		var card *redis.IntCmd
-		var oldest *redis.ZSliceCmd
-		_, err := c.s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			card = p.ZCard(ctx, k.recentKey())
-			oldest = p.ZRangeWithScores(ctx, k.recentKey(), 0, int64(c.o.batch-1))
-			return nil
-		})
-		if err != nil {
-			return deleted, true, fmt.Errorf("session: clean: %w", err)
+		ctx, cancel := unit()
+		n, more, err := c.batch(ctx)
+		cancel()
+		deleted += n
+		if err != nil || !more {
+			return deleted, more, err
 		}
-		excess := card.Val() - c.limit
-		if excess <= 0 {
-			return deleted, false, nil
-		}
-		cands := oldest.Val()
-		if int64(len(cands)) > excess {
-			cands = cands[:excess]
-		}
-		keys := make([]string, 0, 2+2*len(cands))
-		args := make([]any, 0, 1+2*len(cands))
-		keys = append(keys, k.recentKey(), k.loginKey())
-		args = append(args, c.limit)
-		for _, z := range cands {
-			token, _ := z.Member.(string)
-			keys = append(keys, k.viewedKey(token), k.cartKey(token))
-			args = append(args, token, strconv.FormatFloat(z.Score, 'g', -1, 64))
-		}
-		n, err := cleanScript.Int64(ctx, c.s.rdb, keys, args...)
-		if err != nil {
-			return deleted, true, fmt.Errorf("session: clean: %w", err)
-		}
-		deleted += int(n)
-		if excess <= n || n == 0 {
-			// Down to the limit, or every candidate was seen again
-			// meanwhile: the rest can wait for the next pass.
-			return deleted, false, nil
-		}
+	}
+	return deleted, true, nil
+}
+
+// batch deletes at most one batch of the oldest sessions over the limit,
+// reporting whether more may be over it.
+func (c *Cleaner) batch(ctx context.Context) (deleted int, more bool, err error) {
+	k := c.s.keys
+	var card *redis.IntCmd
+	var oldest *redis.ZSliceCmd
+	_, err = c.s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		card = p.ZCard(ctx, k.recentKey())
+		oldest = p.ZRangeWithScores(ctx, k.recentKey(), 0, int64(c.o.batch-1))
+		return nil
+	})
+	if err != nil {
+		return deleted, true, fmt.Errorf("session: clean: %w", err)
+	}
+	excess := card.Val() - c.limit
+	if excess <= 0 {
+		return deleted, false, nil
+	}
+	cands := oldest.Val()
+	if int64(len(cands)) > excess {
+		cands = cands[:excess]
+	}
+	keys := make([]string, 0, 2+2*len(cands))
+	args := make([]any, 0, 1+2*len(cands))
+	keys = append(keys, k.recentKey(), k.loginKey())
+	args = append(args, c.limit)
+	for _, z := range cands {
+		token, _ := z.Member.(string)
+		keys = append(keys, k.viewedKey(token), k.cartKey(token))
+		args = append(args, token, strconv.FormatFloat(z.Score, 'g', -1, 64))
+	}
+	n, err := cleanScript.Int64(ctx, c.s.rdb, keys, args...)
+	if err != nil {
+		return deleted, true, fmt.Errorf("session: clean: %w", err)
+	}
+	deleted += int(n)
+	if excess <= n || n == 0 {
+		// Down to the limit, or every candidate was seen again
+		// meanwhile: the rest can wait for the next pass.
+		return deleted, false, nil
 	}
 	return deleted, true, nil
 }
@@ -102,8 +116,8 @@ func (c *Cleaner) clean(ctx, stop context.Context) (deleted int, more bool, err 
 // with backoff. Run returns nil when ctx ends, or the first error that
 // retrying cannot mend (a key of the wrong type, for instance).
 func (c *Cleaner) Run(ctx context.Context) error {
-	return run(ctx, "cleaner", c.o.logger, func(work, stop context.Context) (time.Duration, error) {
-		_, more, err := c.clean(work, stop)
+	return run(ctx, "cleaner", c.o.logger, func(unit unitFunc, stop context.Context) (time.Duration, error) {
+		_, more, err := c.clean(unit, stop)
 		if err != nil || more {
 			return 0, err
 		}

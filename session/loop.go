@@ -75,18 +75,29 @@ const (
 	maxBackoff = 5 * time.Second
 )
 
+// unitFunc returns the context for one unit of a loop's work (a batch, a
+// row, a rescale) and its cancel function.
+type unitFunc func() (context.Context, context.CancelFunc)
+
+// same is the unitFunc of a single pass called directly: every unit runs on
+// ctx.
+func same(ctx context.Context) unitFunc {
+	return func() (context.Context, context.CancelFunc) { return ctx, func() {} }
+}
+
 // run is the body of every Run: it calls pass until ctx ends, pausing for
-// what pass returns. pass gets a context for its Redis calls that ctx's
-// end does not cancel (so that a unit of work in flight finishes) and ctx
-// itself, to check between units. Transient errors are logged and retried
-// with backoff; run returns nil when ctx ends, or the first error that
-// retrying cannot mend.
-func run(ctx context.Context, name string, log *slog.Logger, pass func(work, stop context.Context) (time.Duration, error)) error {
+// what pass returns. pass gets a unitFunc that gives each unit of work a
+// context that ctx's end does not cancel (so that a unit in flight
+// finishes), bounded by inFlight, and ctx itself, to check between units.
+// Transient errors are logged and retried with backoff; run returns nil
+// when ctx ends, or the first error that retrying cannot mend.
+func run(ctx context.Context, name string, log *slog.Logger, pass func(unit unitFunc, stop context.Context) (time.Duration, error)) error {
+	unit := func() (context.Context, context.CancelFunc) {
+		return context.WithTimeout(context.WithoutCancel(ctx), inFlight)
+	}
 	var backoff time.Duration
 	for ctx.Err() == nil {
-		work, cancel := context.WithTimeout(context.WithoutCancel(ctx), inFlight)
-		pause, err := pass(work, ctx)
-		cancel()
+		pause, err := pass(unit, ctx)
 		switch {
 		case err == nil:
 			backoff = 0

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -28,7 +29,11 @@ func (s *Store) Rescaler(opts ...LoopOption) (*Rescaler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Rescaler{s: s, keep: 2 * s.cacheTop, o: o}, nil
+	keep := int64(math.MaxInt64) // twice the cacheable top, saturated
+	if s.cacheTop <= math.MaxInt64/2 {
+		keep = 2 * s.cacheTop
+	}
+	return &Rescaler{s: s, keep: keep, o: o}, nil
 }
 
 // Rescale trims the view ranking to the most viewed items and halves every
@@ -54,7 +59,9 @@ func (r *Rescaler) Rescale(ctx context.Context) error {
 // retried with backoff. Run returns nil when ctx ends, or the first error
 // that retrying cannot mend.
 func (r *Rescaler) Run(ctx context.Context) error {
-	return run(ctx, "rescaler", r.o.logger, func(work, _ context.Context) (time.Duration, error) {
+	return run(ctx, "rescaler", r.o.logger, func(unit unitFunc, _ context.Context) (time.Duration, error) {
+		work, cancel := unit()
+		defer cancel()
 		return r.o.interval, r.Rescale(work)
 	})
 }

@@ -109,7 +109,7 @@ func (s *Store) RowCacher(load Loader, opts ...LoopOption) (*RowCacher, error) {
 // with the other rows and returns the loader errors joined, each naming its
 // row. A Redis error ends the pass. It stops early if ctx ends.
 func (rc *RowCacher) CacheDue(ctx context.Context) (int, error) {
-	n, _, loadErr, err := rc.pass(ctx, ctx)
+	n, _, loadErr, err := rc.pass(same(ctx), ctx)
 	return n, errors.Join(err, loadErr)
 }
 
@@ -121,8 +121,8 @@ func (rc *RowCacher) CacheDue(ctx context.Context) (int, error) {
 // logged ([WithLogger]); Redis errors are retried with backoff. Run returns
 // nil when ctx ends, or the first Redis error that retrying cannot mend.
 func (rc *RowCacher) Run(ctx context.Context) error {
-	return run(ctx, "row cacher", rc.o.logger, func(work, stop context.Context) (time.Duration, error) {
-		_, next, loadErr, err := rc.pass(work, stop)
+	return run(ctx, "row cacher", rc.o.logger, func(unit unitFunc, stop context.Context) (time.Duration, error) {
+		_, next, loadErr, err := rc.pass(unit, stop)
 		if loadErr != nil {
 			rc.o.logger.LogAttrs(stop, slog.LevelError, "session: row cacher: load failed", slog.Any("error", loadErr))
 		}
@@ -149,12 +149,15 @@ type rowEntry struct {
 // Redis, stopping between rows when stop ends. The loader gets stop. It
 // returns the rows stored or dropped, the next row (nil if none), the
 // loader errors joined and the Redis error that ended the pass.
-func (rc *RowCacher) pass(ctx, stop context.Context) (n int, next *rowEntry, loadErr, err error) {
+func (rc *RowCacher) pass(unit unitFunc, stop context.Context) (n int, next *rowEntry, loadErr, err error) {
 	k := rc.s.keys
 	nowMS := rc.o.now().UnixMilli()
+	ctx, cancel := unit()
 	_, next, err = rowReply(rowDueScript.Run(ctx, rc.s.rdb, []string{k.scheduleKey(), k.delayKey()}))
+	cancel()
 	var loadErrs []error
 	for err == nil && next != nil && next.due <= float64(nowMS) && stop.Err() == nil {
+		ctx, cancel := unit() // one row: its load and its store
 		id := next.id
 		var code int64
 		if !next.hasDelay || next.delay <= 0 {
@@ -164,6 +167,7 @@ func (rc *RowCacher) pass(ctx, stop context.Context) (n int, next *rowEntry, loa
 			data, lerr := rc.loadRow(stop, id)
 			if lerr != nil {
 				if stop.Err() != nil {
+					cancel()
 					break // given up: the row stays due
 				}
 				loadErrs = append(loadErrs, fmt.Errorf("session: load row %q: %w", id, lerr))
@@ -179,6 +183,7 @@ func (rc *RowCacher) pass(ctx, stop context.Context) (n int, next *rowEntry, loa
 				code = 0 // rescheduled only
 			}
 		}
+		cancel()
 		n += int(code)
 	}
 	if err != nil {
