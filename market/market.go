@@ -147,8 +147,8 @@ func New(rdb Client, name string, opts ...Option) (*Market, error) {
 	if err := keys.CheckEntity("market name", name); err != nil {
 		return nil, fmt.Errorf("market: new: %w", err)
 	}
-	if strings.ContainsAny(o.prefix, "{}") {
-		return nil, fmt.Errorf("market: new %q: prefix %q: must not contain '{' or '}'", name, o.prefix)
+	if err := keys.CheckPrefix(o.prefix); err != nil {
+		return nil, fmt.Errorf("market: new %q: %w", name, err)
 	}
 	if o.timeout <= 0 {
 		return nil, fmt.Errorf("market: new %q: timeout %v: must be positive", name, o.timeout)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -125,8 +124,8 @@ func New(rdb Client, name string, limit int, timeout time.Duration, opts ...Opti
 	if timeout < time.Millisecond {
 		return nil, fmt.Errorf("semaphore: new %q: timeout %v: must be at least 1ms", name, timeout)
 	}
-	if strings.ContainsAny(o.prefix, "{}") {
-		return nil, fmt.Errorf("semaphore: new %q: prefix %q: must not contain '{' or '}'", name, o.prefix)
+	if err := keys.CheckPrefix(o.prefix); err != nil {
+		return nil, fmt.Errorf("semaphore: new %q: %w", name, err)
 	}
 	return &Semaphore{
 		rdb:     rdb,

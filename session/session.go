@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -135,8 +134,8 @@ func New(rdb Client, app string, opts ...Option) (*Store, error) {
 	if err := keys.CheckEntity("app name", app); err != nil {
 		return nil, fmt.Errorf("session: new: %w: %w", err, ErrInvalid)
 	}
-	if strings.ContainsAny(o.prefix, "{}") {
-		return nil, invalid("new "+strconv.Quote(app), "prefix %q: must not contain '{' or '}'", o.prefix)
+	if err := keys.CheckPrefix(o.prefix); err != nil {
+		return nil, invalid("new "+strconv.Quote(app), "%v", err)
 	}
 	if o.pageTTL < time.Millisecond {
 		return nil, invalid("new "+strconv.Quote(app), "page TTL %v: must be at least 1ms", o.pageTTL)

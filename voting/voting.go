@@ -169,8 +169,8 @@ func New(rdb Client, site string, opts ...Option) (*Site, error) {
 	if err := keys.CheckEntity("site", site); err != nil {
 		return nil, fmt.Errorf("voting: new: %w", err)
 	}
-	if strings.ContainsAny(o.prefix, "{}") {
-		return nil, fmt.Errorf("voting: new %q: prefix %q: must not contain '{' or '}'", site, o.prefix)
+	if err := keys.CheckPrefix(o.prefix); err != nil {
+		return nil, fmt.Errorf("voting: new %q: %w", site, err)
 	}
 	if o.cacheTTL < time.Millisecond {
 		return nil, fmt.Errorf("voting: new %q: group cache TTL %v: must be at least 1ms", site, o.cacheTTL)

@@ -21,10 +21,20 @@ type Space struct{ prefix string }
 // would move the hash tag and break Cluster slot locality; a prefix is a
 // constant chosen by the programmer, so that is a programmer error.
 func New(prefix string) Space {
-	if strings.ContainsAny(prefix, "{}") {
-		panic(fmt.Sprintf("keys: prefix %q must not contain '{' or '}'", prefix))
+	if err := CheckPrefix(prefix); err != nil {
+		panic("keys: " + err.Error())
 	}
 	return Space{prefix: prefix}
+}
+
+// CheckPrefix reports whether prefix can start a package's keys: it must
+// not hold '{' or '}', which would move the hash tag. Packages whose New
+// returns an error call it (and wrap its error) before [New].
+func CheckPrefix(prefix string) error {
+	if strings.ContainsAny(prefix, "{}") {
+		return fmt.Errorf("prefix %q: must not contain '{' or '}'", prefix)
+	}
+	return nil
 }
 
 // Prefix returns the prefix the Space was built with.
