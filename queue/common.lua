@@ -1,20 +1,24 @@
 -- common.lua: the shared part of every queue script that changes state,
--- prepended to it. Such a script's KEYS start with the group's seven keys:
+-- prepended to it. Such a script's KEYS start with the group's eight keys:
 --   KEYS[1] tasks     HASH '<id>:<f>' -> field f of task id: p payload,
 --                     q queue, n task name, m max retries, a failed
---                     attempts, e last error
+--                     attempts, e last error, c nonce of the enqueue call
+--                     (tasks with an ID chosen by the caller)
 --   KEYS[2] delayed   ZSET id -> due time (server Unix ms)
 --   KEYS[3] inflight  ZSET '<id>:<lease token>' -> lease deadline (server Unix ms)
 --   KEYS[4] dead      ZSET id -> time of death (server Unix ms)
 --   KEYS[5] seq       STRING the last lease token handed out
 --   KEYS[6] ready prefix: the ready LIST of queue q is KEYS[6]..q
 --   KEYS[7] signal prefix: the signal LIST of queue q is KEYS[7]..q
+--   KEYS[8] schedule  LIST at most one wake token for any idle worker of
+--                     the group: a due time was added that the idle
+--                     workers may not know
 -- A task's queue is read from tasks, so the ready and signal lists that
 -- promote, recover, release and requeue push to cannot be declared in KEYS
 -- beforehand: they are built from the two declared prefixes, whose {group}
 -- hash tag keeps them in the slot of KEYS[1].
-local TASKS, DELAYED, INFLIGHT, DEAD, SEQ, READY, SIGNAL =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local TASKS, DELAYED, INFLIGHT, DEAD, SEQ, READY, SIGNAL, SCHEDULE =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 
 local function now_ms()
   local t = redis.call('time')
@@ -30,7 +34,33 @@ end
 
 -- forget deletes task id.
 local function forget(id)
-  redis.call('hdel', TASKS, id .. ':p', id .. ':q', id .. ':n', id .. ':m', id .. ':a', id .. ':e')
+  redis.call('hdel', TASKS, id .. ':p', id .. ':q', id .. ':n', id .. ':m', id .. ':a', id .. ':e', id .. ':c')
+end
+
+-- An idle worker blocks until the earliest due time it knows of (the
+-- first of delayed when it last took tasks, or a limit). A due time added
+-- later that is earlier than every one in delayed may be earlier than the
+-- time every idle worker waits for: such a script wakes one idle worker
+-- through SCHEDULE (reschedule), which takes again and so learns it.
+local first_due -- the first due time in delayed before this script added one (false: none)
+local added_due -- the earliest due time this script added
+
+-- delay puts task id (in no list or set) into delayed, due at ms.
+local function delay(id, at)
+  if first_due == nil then
+    local first = redis.call('zrange', DELAYED, 0, 0, 'WITHSCORES')
+    first_due = first[2] and tonumber(first[2]) or false
+  end
+  redis.call('zadd', DELAYED, at, id)
+  if not added_due or at < added_due then added_due = at end
+end
+
+-- reschedule wakes one idle worker if this script added a due time earlier
+-- than every one it found in delayed.
+local function reschedule()
+  if added_due and (not first_due or added_due < first_due) then
+    wake(SCHEDULE)
+  end
 end
 
 -- bury makes task id (in no list or set) dead with error err, then drops
@@ -84,7 +114,7 @@ local function fail(id, now, err, backoff, final, limit)
     return false
   end
   redis.call('hset', TASKS, id .. ':e', err)
-  redis.call('zadd', DELAYED, now + backoff, id)
+  delay(id, now + backoff)
   return true
 end
 

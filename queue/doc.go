@@ -42,8 +42,10 @@
 //     context is then cancelled with [ErrLeaseLost] as soon as the worker
 //     finds out, and its outcome is ignored.
 //
-// Every lease carries a token (a counter, new for every take): the outcome
-// or heartbeat of a stale run never touches a newer run of the same task.
+// Every lease carries a token, new for every take, from a counter that
+// keeps increasing even if Redis loses it (it then restarts from the
+// server's clock in microseconds): the outcome or heartbeat of a stale run
+// never touches a newer run of the same task.
 // Make handlers idempotent, or give tasks an [ID] and dedupe. A task never
 // disappears without being acknowledged, except a dead task dropped beyond
 // [WithDeadLimit] and a delayed task deleted by [Group.Cancel].
@@ -64,19 +66,37 @@
 //   - FIFO within a queue, except that recovered and given-back tasks go to
 //     the front.
 //   - No polling: an idle worker blocks (BLPOP) on the signal lists of its
-//     queues, where enqueue, promotion and recovery push a wake token (at
-//     most one pending per queue), with a timeout at the earliest due time
-//     or lease deadline. A worker that takes a full batch while work is
-//     left wakes the next idle worker. Pickup is sub-second.
+//     queues, where enqueue, promotion, recovery and give-back push a wake
+//     token (at most one pending per queue), and on the group's schedule
+//     list (below). Its wait ends at the earliest due time or lease
+//     deadline it knows of, and after its lease (at most 30 s) in any
+//     case, so that idle workers recover the expired leases of crashed
+//     workers within about a lease. A worker that takes a full batch while
+//     tasks are left wakes the next idle worker of that queue. A task
+//     enqueued while a worker of its queue is idle is picked up after the
+//     BLPOP's reply and one take: well under a second.
 //   - Delayed tasks ([Delay], [At]; due times by the server's clock) are
 //     promoted to their queue, 100 per round trip, by the atomic script that
 //     takes tasks: at every take of a worker that finds less work than it
 //     asked for (so before any worker waits) and at least every 50 ms of a
-//     busy worker, so that due tasks may wait up to 50 ms while every
-//     worker is busy. Any
-//     number of promoters may run at once and each task is promoted once.
-//     [Group.Promote] runs that step alone. Expired leases are recovered
-//     the same way.
+//     busy worker. Any number of promoters may run at once and each task is
+//     promoted once. [Group.Promote] runs that step alone. Expired leases
+//     are recovered the same way.
+//   - Every due time has a worker that promotes it: a take tells its worker
+//     the first due time when it finds less work than it asked for, when it
+//     promotes and after the worker waited; the worker then promotes by
+//     that time, whether idle (its wait ends then), busy (every 50 ms) or
+//     with every slot busy (a take of no task when the time comes, at most
+//     every 50 ms). A due time added earlier than every delayed one (an
+//     enqueue with a delay, a retry) pushes a token to the group's schedule
+//     list, which wakes one idle worker (or the next one to become idle):
+//     it takes again and so learns it. So a due task is promoted within
+//     milliseconds (up to 50 ms while the worker that knows of it is busy).
+//     While no worker is idle and none knows of it, the next take that
+//     finds it due promotes it: a busy worker takes all the time, one with
+//     every slot busy when a slot frees. If the worker that knew of it is
+//     killed, another one finds it when its own wait ends (its lease, at
+//     most 30 s).
 //
 // # Graceful shutdown
 //
@@ -85,6 +105,15 @@
 // contexts, waits at most one more second, and gives the unfinished tasks
 // back to the front of their queues without counting an attempt. Run then
 // returns nil.
+//
+// A worker that stops while waiting for work ends its BLPOP (it also waits
+// on a wake list of its own) and waits for it to return, so that the BLPOP
+// takes no wake token after Run has returned. Its last settle call passes
+// on the tokens it may have taken without taking tasks after them: it
+// wakes each of its queues that has ready tasks, and an idle worker of the
+// group if tasks are delayed. So a worker stopping next to idle ones never
+// leaves a task waiting. If Redis cannot be reached, the BLPOP ends at its
+// timeout (at most the lease or 30 s, plus 5 s) and Run returns then.
 //
 // # Limits
 //
@@ -96,6 +125,15 @@
 //   - A take whose reply is lost (connection dropped mid-reply) leaves its
 //     tasks in flight unseen; they come back when their lease expires,
 //     counting a failed attempt.
+//   - go-redis re-sends a command whose reply was lost. Enqueue recognises
+//     its own re-send (a generated ID is random; an [ID] given by the
+//     caller is stored with a nonce of the call) and enqueues once, unless
+//     every task of the call has finished by the time the re-send arrives
+//     (then they are enqueued again and run twice). A re-sent [Group.Cancel]
+//     or [Group.Requeue] that had succeeded returns [ErrNotFound]; the task
+//     was cancelled or requeued once.
+//   - An idle worker takes (1 round trip, then BLPOP again) at least once
+//     per lease: a short lease makes idle workers wake that often.
 //   - [Group.Cancel] removes delayed tasks only, not ready or running ones.
 //   - [Group.EnqueueBatch] writes the whole batch in one script, which
 //     blocks the server while it runs: split batches of tens of thousands.
@@ -114,13 +152,16 @@
 // With the default prefix "queue:" and a group called G:
 //
 //	queue:{G}:tasks       HASH    "<ID>:p" payload, "<ID>:q" queue, "<ID>:n" task name,
-//	                              "<ID>:m" max retries, "<ID>:a" failed attempts, "<ID>:e" last error
+//	                              "<ID>:m" max retries, "<ID>:a" failed attempts, "<ID>:e" last error,
+//	                              "<ID>:c" nonce of the enqueue call (IDs given with ID only)
 //	queue:{G}:ready:<q>   LIST    IDs ready in queue q, oldest first (RPUSH, LPOP)
 //	queue:{G}:delayed     ZSET    ID -> due time (server Unix ms); also tasks waiting to retry
 //	queue:{G}:inflight    ZSET    "<ID>:<lease token>" -> lease deadline (server Unix ms)
 //	queue:{G}:dead        ZSET    ID -> time of death (server Unix ms)
-//	queue:{G}:seq         STRING  the last lease token handed out (no TTL)
+//	queue:{G}:seq         STRING  the last lease token handed out (no TTL; if lost, it restarts
+//	                              from the server's clock in microseconds)
 //	queue:{G}:signal:<q>  LIST    at most one wake token for the idle workers of queue q
+//	queue:{G}:schedule    LIST    at most one wake token for any idle worker of the group
 //	queue:{G}:wake:<W>    LIST    a token that ends worker W's own BLPOP (30 s TTL)
 //
 // A task's fields live in one hash (rather than a payload hash beside a
@@ -146,9 +187,15 @@
 //     one take hands out up to min(free slots, 64) tasks and carries the
 //     acknowledgements (and other outcomes) of the tasks finished since the
 //     last take. A busy worker of concurrency 1 pays 1 round trip per task;
-//     of concurrency 32, well under 1 (about 0.07 in the tests). A worker that finds its queues empty
-//     blocks in 1 BLPOP and settles the tasks that finish meanwhile in 1
-//     round trip per batch.
+//     of concurrency 32, well under 1 (about 0.07 in the tests). A worker
+//     that finds its queues empty blocks in 1 BLPOP and settles the tasks
+//     that finish meanwhile in 1 round trip per batch; so a task picked up
+//     by an idle worker that is idle again when it finishes costs 3: the
+//     BLPOP that wakes the worker, the take and the settle.
+//   - A worker with every slot busy that knows of a due delayed task pays
+//     1 take of no task to promote it (at most every 50 ms).
+//   - Stopping: 1 settle call (the outcomes left and the wake tokens
+//     passed on), and 1 push to end the BLPOP of a waiting worker.
 //   - Heartbeat: 1 per lease/3 per worker with running tasks, whatever
 //     their number.
 //   - [Group.Cancel], [Group.Requeue], [Group.Stats], [Group.Dead] 1 each;

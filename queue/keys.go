@@ -20,7 +20,9 @@ type keySet struct {
 	// dead is a ZSET of the IDs of dead tasks scored by their time of death
 	// (server Unix ms); the last error is in tasks.
 	dead string
-	// seq is a STRING counter: the last lease token handed out.
+	// seq is a STRING counter: the last lease token handed out, minted by
+	// mint (internal/script.MintLua) so that it keeps increasing even if
+	// Redis loses it.
 	seq string
 	// ready is the prefix of the ready lists: ready+q is a LIST of the IDs of
 	// the tasks ready in queue q, oldest first.
@@ -29,6 +31,11 @@ type keySet struct {
 	// most one wake token, pushed when queue q gets work, that idle workers
 	// of q wait on (BLPOP).
 	signal string
+	// schedule is a LIST holding at most one wake token for any idle worker
+	// of the group (all of them wait on it), pushed when a due time is added
+	// that may be earlier than the one the idle workers wait for: the worker
+	// it wakes takes again, which computes the right time to wait.
+	schedule string
 	// wake is the prefix of the workers' own wake lists: wake+ID is a LIST
 	// where a stopping worker ID pushes a token to end its own wait.
 	wake string
@@ -43,12 +50,13 @@ func newKeySet(ks keys.Space, group string) keySet {
 		seq:      ks.Key(group, "seq"),
 		ready:    ks.Key(group, "ready:"),
 		signal:   ks.Key(group, "signal:"),
+		schedule: ks.Key(group, "schedule"),
 		wake:     ks.Key(group, "wake:"),
 	}
 }
 
-// base returns the seven keys that every state-changing script takes first,
+// base returns the eight keys that every state-changing script takes first,
 // in the order common.lua names them.
 func (k keySet) base() []string {
-	return []string{k.tasks, k.delayed, k.inflight, k.dead, k.seq, k.ready, k.signal}
+	return []string{k.tasks, k.delayed, k.inflight, k.dead, k.seq, k.ready, k.signal, k.schedule}
 }

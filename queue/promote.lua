@@ -1,6 +1,6 @@
 -- promote.lua: move up to ARGV[1] due delayed tasks to their ready lists.
 -- (common.lua is prepended.)
--- KEYS[1..7] the group's keys (common.lua)
+-- KEYS[1..8] the group's keys (common.lua)
 -- ARGV[1] batch
 -- returns {promoted, 1 if more tasks are due}
 local now = now_ms()

@@ -84,7 +84,7 @@ var (
 	deadLua string
 
 	enqueueScript = script.New("queue enqueue", commonLua+enqueueLua)
-	takeScript    = script.New("queue take", commonLua+takeLua)
+	takeScript    = script.New("queue take", script.MintLua+commonLua+takeLua)
 	settleScript  = script.New("queue settle", commonLua+settleLua)
 	promoteScript = script.New("queue promote", commonLua+promoteLua)
 	recoverScript = script.New("queue recover", commonLua+recoverLua)
@@ -202,8 +202,10 @@ func MaxRetry(n int) EnqueueOption { return func(o *enqueueOptions) { o.maxRetry
 // ID gives the task the ID id instead of a random UUID. Enqueueing a task
 // whose ID is taken by an unfinished task (ready, delayed, in flight or
 // dead) fails with [ErrDuplicate], so a caller can retry an Enqueue whose
-// reply was lost without doubling the task. Once a task is done, its ID is
-// free again. An empty id is an error.
+// reply was lost without doubling the task. (The client's own re-send of
+// the same call, which go-redis makes when a reply is lost, is recognised
+// and succeeds.) Once a task is done, its ID is free again. An empty id is
+// an error.
 func ID(id string) EnqueueOption { return func(o *enqueueOptions) { o.id, o.idSet = id, true } }
 
 // Job is one task of [Group.EnqueueBatch].
@@ -232,6 +234,10 @@ func (g *Group) Enqueue(ctx context.Context, queue, name string, payload any, op
 // returns their IDs in order. Its errors are those of [Group.Enqueue], for
 // the first bad job; two jobs with the same [ID] are refused with
 // [ErrDuplicate]. An empty batch does nothing.
+//
+// A call whose reply is lost and that go-redis re-sends does not enqueue
+// its tasks twice, unless all of them have finished before the re-send
+// arrives (then they run again: at least once).
 func (g *Group) EnqueueBatch(ctx context.Context, jobs []Job) ([]string, error) {
 	if len(jobs) == 0 {
 		return nil, nil
@@ -240,8 +246,10 @@ func (g *Group) EnqueueBatch(ctx context.Context, jobs []Job) ([]string, error) 
 	queueIdx := map[string]int{}
 	ids := make([]string, len(jobs))
 	seen := map[string]bool{}
-	args := make([]any, 1, 1+8*len(jobs))
-	args[0] = len(jobs)
+	// The nonce tells a re-send of this call (go-redis re-sends a script
+	// whose reply was lost) from another call: see enqueue.lua.
+	args := make([]any, 2, 2+8*len(jobs))
+	args[0], args[1] = len(jobs), uuid.NewString()
 	for i, j := range jobs {
 		o := enqueueOptions{maxRetry: defaultMaxRetry}
 		for _, opt := range j.Options {
@@ -309,7 +317,9 @@ func checkJob(j Job, o enqueueOptions) error {
 // Cancel deletes a task that waits in the delayed set, in one round trip:
 // one enqueued with a delay that is not yet due, or a failed one waiting for
 // its retry. It returns [ErrNotFound] if the task is not there (ready, in
-// flight, dead, done, or unknown).
+// flight, dead, done, or unknown), which is also what a re-send of a Cancel
+// that succeeded but whose reply was lost (go-redis re-sends such a call)
+// returns.
 func (g *Group) Cancel(ctx context.Context, id string) error {
 	n, err := cancelScript.Int64(ctx, g.rdb, g.keys.base(), id)
 	if err != nil {
@@ -323,7 +333,9 @@ func (g *Group) Cancel(ctx context.Context, id string) error {
 
 // Requeue moves a dead task back to the end of its queue, with its failed
 // attempts reset, in one round trip. It returns [ErrNotFound] if the task
-// is not dead.
+// is not dead, which is also what a re-send of a Requeue that succeeded but
+// whose reply was lost (go-redis re-sends such a call) returns; the task is
+// requeued once.
 func (g *Group) Requeue(ctx context.Context, id string) error {
 	n, err := requeueScript.Int64(ctx, g.rdb, g.keys.base(), id)
 	if err != nil {

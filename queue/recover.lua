@@ -1,7 +1,7 @@
 -- recover.lua: take up to ARGV[1] tasks whose lease expired out of
 -- inflight: back to the front of their ready list, or dead when they have
 -- no retry left. (common.lua is prepended.)
--- KEYS[1..7] the group's keys (common.lua)
+-- KEYS[1..8] the group's keys (common.lua)
 -- ARGV[1] batch   ARGV[2] dead limit
 -- returns {recovered, 1 if more leases have expired}
 local now = now_ms()

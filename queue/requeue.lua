@@ -1,6 +1,6 @@
 -- requeue.lua: move a dead task back to the end of its ready list, with its
 -- failed attempts and last error cleared. (common.lua is prepended.)
--- KEYS[1..7] the group's keys (common.lua)
+-- KEYS[1..8] the group's keys (common.lua)
 -- ARGV[1] id
 -- returns 1 requeued, 0 not dead
 local id = ARGV[1]

@@ -47,13 +47,17 @@ type taken struct {
 	token string
 }
 
+// waits are the times until the first due time in delayed and the first
+// lease deadline in inflight, by the server's clock, as a take found them;
+// negative: none, or not asked for.
+type waits struct{ delayed, inflight time.Duration }
+
 // take settles outcomes, promotes due tasks, recovers expired leases and
 // takes up to k ready tasks of queues (in priority order) with a lease, in
-// one round trip. When it takes fewer than k, wait is the time until the
-// earliest due time or lease deadline, or -1 if there is none.
-// With maintain it also promotes and recovers first; without, only if it
-// is about to take fewer than k.
-func (g *Group) take(ctx context.Context, queues []string, k int, lease time.Duration, maintain bool, os []outcome) (tasks []taken, wait time.Duration, err error) {
+// one round trip. With maintain it promotes and recovers first; without,
+// only if it is about to take fewer than k. The waits are returned when it
+// takes fewer than k, or with hint.
+func (g *Group) take(ctx context.Context, queues []string, k int, lease time.Duration, maintain, hint bool, os []outcome) (tasks []taken, w waits, err error) {
 	keys := g.keys.base()
 	for _, q := range queues {
 		keys = append(keys, g.keys.ready+q)
@@ -61,41 +65,38 @@ func (g *Group) take(ctx context.Context, queues []string, k int, lease time.Dur
 	for _, q := range queues {
 		keys = append(keys, g.keys.signal+q)
 	}
-	m := "0"
-	if maintain {
-		m = "1"
-	}
-	args := appendOutcomes([]any{k, lease.Milliseconds(), batch, g.deadLimit, len(queues), m}, os)
+	args := appendOutcomes([]any{k, lease.Milliseconds(), batch, g.deadLimit, len(queues), flag(maintain), flag(hint)}, os)
+	w = waits{-1, -1}
 	v, err := takeScript.Run(ctx, g.rdb, keys, args...)
 	if err != nil {
-		return nil, 0, err
+		return nil, w, err
 	}
 	arr, ok := v.([]any)
-	if !ok || len(arr) < 1 || (len(arr)-1)%7 != 0 {
-		return nil, 0, fmt.Errorf("script %s: malformed reply %v", takeScript.Name(), v)
+	if !ok || len(arr) < 2 || (len(arr)-2)%7 != 0 {
+		return nil, w, fmt.Errorf("script %s: malformed reply %v", takeScript.Name(), v)
 	}
-	hint, ok := arr[0].(int64)
-	if !ok {
-		return nil, 0, fmt.Errorf("script %s: want an integer wait, got %T", takeScript.Name(), arr[0])
+	for i, d := range []*time.Duration{&w.delayed, &w.inflight} {
+		ms, ok := arr[i].(int64)
+		if !ok {
+			return nil, waits{-1, -1}, fmt.Errorf("script %s: want an integer wait, got %T", takeScript.Name(), arr[i])
+		}
+		if ms >= 0 {
+			*d = time.Duration(ms) * time.Millisecond
+		}
 	}
-	wait = -1
-	if hint >= 0 {
-		wait = time.Duration(hint) * time.Millisecond
-	}
-	tasks = make([]taken, 0, (len(arr)-1)/7)
-	for i := 1; i < len(arr); i += 7 {
+	tasks = make([]taken, 0, (len(arr)-2)/7)
+	for i := 2; i < len(arr); i += 7 {
 		var (
 			t                      taken
-			token, j               int64
+			j                      int64
 			payload, attempt, maxr string
 		)
-		if err := scan(arr[i:i+7], &t.task.ID, &token, &t.task.Name, &payload, &attempt, &maxr, &j); err != nil {
-			return nil, 0, fmt.Errorf("script %s: %w", takeScript.Name(), err)
+		if err := scan(arr[i:i+7], &t.task.ID, &t.token, &t.task.Name, &payload, &attempt, &maxr, &j); err != nil {
+			return nil, w, fmt.Errorf("script %s: %w", takeScript.Name(), err)
 		}
 		if j < 1 || int(j) > len(queues) {
-			return nil, 0, fmt.Errorf("script %s: queue index %d out of range", takeScript.Name(), j)
+			return nil, w, fmt.Errorf("script %s: queue index %d out of range", takeScript.Name(), j)
 		}
-		t.token = strconv.FormatInt(token, 10)
 		t.task.Queue = queues[j-1]
 		t.task.Payload = []byte(payload)
 		t.task.Attempt, _ = strconv.Atoi(attempt)
@@ -103,17 +104,34 @@ func (g *Group) take(ctx context.Context, queues []string, k int, lease time.Dur
 		t.task.codec = g.codec
 		tasks = append(tasks, t)
 	}
-	return tasks, wait, nil
+	return tasks, w, nil
 }
 
-// settle applies outcomes in one round trip. With wake, a retry pushes a
-// token to wakeKey, the wake list of the worker that settles.
-func (g *Group) settle(ctx context.Context, os []outcome, wakeKey string, wake bool) error {
-	w := "0"
-	if wake {
-		w = "1"
+func flag(b bool) string {
+	if b {
+		return "1"
 	}
-	_, err := settleScript.Run(ctx, g.rdb, append(g.keys.base(), wakeKey), appendOutcomes([]any{g.deadLimit, w}, os)...)
+	return "0"
+}
+
+// settle applies outcomes in one round trip. With stop, for a worker that
+// stops, it also wakes the worker's queues that have ready tasks (and an
+// idle worker if tasks are delayed): the wake tokens the worker may have
+// taken without taking tasks after them are passed on; and it deletes
+// wakeKey, the worker's own wake list.
+func (g *Group) settle(ctx context.Context, os []outcome, wakeKey string, stop bool, queues []string) error {
+	keys := append(g.keys.base(), wakeKey)
+	n := 0
+	if stop {
+		n = len(queues)
+		for _, q := range queues {
+			keys = append(keys, g.keys.ready+q)
+		}
+		for _, q := range queues {
+			keys = append(keys, g.keys.signal+q)
+		}
+	}
+	_, err := settleScript.Run(ctx, g.rdb, keys, appendOutcomes([]any{g.deadLimit, n}, os)...)
 	return err
 }
 

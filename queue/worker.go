@@ -18,8 +18,12 @@ import (
 )
 
 const (
-	// maxBlock caps one blocking wait of an idle worker.
+	// maxBlock caps one blocking wait of an idle worker (so does its lease:
+	// it then recovers the expired leases of crashed workers).
 	maxBlock = 30 * time.Second
+	// blockMargin is how long after its timeout a blocking wait is given up
+	// by the client if the server has not answered.
+	blockMargin = 5 * time.Second
 	// maintainEvery is how often a busy worker's take promotes due tasks
 	// and recovers expired leases; a take that finds fewer tasks than it
 	// asked for always does.
@@ -56,7 +60,9 @@ func Concurrency(n int) WorkerOption { return func(o *workerOptions) { o.concurr
 // Lease sets how long a taken task stays the worker's without a heartbeat:
 // the worker extends the leases of its running tasks every lease/3, and
 // a task whose lease expires (its worker died or stalled) goes back to its
-// queue. Default: 30s; at least 10ms.
+// queue. An idle worker waits for work no longer than its lease (and 30s)
+// before it takes again, recovering the expired leases of other workers.
+// Default: 30s; at least 10ms.
 func Lease(d time.Duration) WorkerOption { return func(o *workerOptions) { o.lease = d } }
 
 // Grace sets how long [Worker.Run] lets running tasks finish once its ctx
@@ -161,13 +167,17 @@ func (w *Worker) Handle(name string, h Handler) error {
 //
 // One fetch loop serves all the worker's goroutines: while a slot is free
 // it takes up to as many tasks as slots are free (at most 64) in one round
-// trip, which also acknowledges the tasks finished since the last one. When the queues are
-// empty it blocks (BLPOP) on their signal lists until a task is enqueued,
-// promoted or recovered, or until the earliest due time or lease deadline;
-// it never polls. A heartbeat extends the leases of the running tasks every
-// lease/3, in one round trip for all of them. Redis errors are logged and
-// retried with backoff; Run returns early only if it has no handler, is
-// already running, or the client was closed.
+// trip, which also acknowledges the tasks finished since the last one.
+// When the queues are empty it blocks (BLPOP) on their signal lists and the
+// group's schedule list until a task is enqueued, promoted, recovered or
+// given back, or an earlier due time is added, or until the earliest due
+// time or lease deadline it knows of (at most its lease, or 30 s); it never
+// polls. With every slot busy it still promotes the due tasks it knows of
+// when they are due (see "Scheduling" in the package doc). A heartbeat
+// extends the leases of the running tasks every lease/3, in one round trip
+// for all of them. Redis errors are logged and retried with backoff; Run
+// returns early only if it has no handler, is already running, or the
+// client was closed.
 func (w *Worker) Run(ctx context.Context) error {
 	w.mu.Lock()
 	switch {
@@ -247,10 +257,21 @@ type run struct {
 
 // fetch is the fetch loop; it returns when ctx ends (nil) or the client is
 // closed.
+//
+// Due times: a take that asks for them (the first after a wait for work,
+// and every take that promotes) learns the first due time in delayed. The
+// worker is then bound to promote by that time: an idle worker blocks until
+// then at the latest; a busy one promotes every maintainEvery; one whose
+// slots are all busy takes no task but promotes when it comes (at most
+// every maintainEvery). A due time added later that is earlier than every
+// delayed one wakes an idle worker through the group's schedule list (see
+// common.lua), which then takes and learns it.
 func (r *run) fetch(ctx context.Context) error {
 	var (
 		backoff    time.Duration
 		maintained time.Time // when a take last promoted and recovered
+		asked      = true    // the next take asks for the due times
+		due        time.Time // the first due time learned (local clock); zero: none
 	)
 	retry := func(op string, err error) error {
 		if errors.Is(err, redis.ErrClosed) {
@@ -267,34 +288,40 @@ func (r *run) fetch(ctx context.Context) error {
 	}
 	for ctx.Err() == nil {
 		r.drain()
-		if r.free == 0 {
-			select {
-			case o := <-r.outcomes:
-				r.received(o)
-			case <-ctx.Done():
-			}
+		k := min(r.free, maxTake)
+		if k == 0 && !r.full(ctx, due, maintained) {
 			continue
 		}
-		k := min(r.free, maxTake)
+		// With k == 0 the due time has come while every slot is busy: a take
+		// of no task promotes.
 		sent := time.Now()
-		maintain := sent.Sub(maintained) >= maintainEvery
-		tasks, hint, err := r.g.take(r.base, r.w.o.queues, k, r.w.o.lease, maintain, r.pending)
-		if err == nil && (maintain || len(tasks) < k) {
-			maintained = sent
-		}
+		maintain := k == 0 || sent.Sub(maintained) >= maintainEvery
+		hint := asked || maintain
+		tasks, ws, err := r.g.take(r.base, r.w.o.queues, k, r.w.o.lease, maintain, hint, r.pending)
 		if err != nil {
 			if err := retry("take", err); err != nil {
 				return err
 			}
 			continue
 		}
+		if maintain || len(tasks) < k {
+			maintained = sent
+		}
+		if hint || len(tasks) < k {
+			due = time.Time{}
+			if ws.delayed >= 0 {
+				due = sent.Add(ws.delayed)
+			}
+		}
+		asked = false
 		r.settled()
 		r.dispatch(tasks, sent)
 		if len(tasks) == k {
 			backoff = 0
 			continue
 		}
-		if err := r.idle(ctx, hint); err != nil {
+		asked = true
+		if err := r.idle(ctx, r.block(ws)); err != nil {
 			if err := retry("wait", err); err != nil {
 				return err
 			}
@@ -303,6 +330,51 @@ func (r *run) fetch(ctx context.Context) error {
 		backoff = 0
 	}
 	return nil
+}
+
+// full waits, while every slot is busy, until a handler returns (false) or
+// the first due time has come (true; but not sooner than maintainEvery
+// after the last promotion), or ctx ends (false).
+func (r *run) full(ctx context.Context, due, maintained time.Time) bool {
+	var timer <-chan time.Time
+	if !due.IsZero() {
+		at := due
+		if next := maintained.Add(maintainEvery); next.After(at) {
+			at = next
+		}
+		t := time.NewTimer(time.Until(at) + spread(time.Until(at)))
+		defer t.Stop()
+		timer = t.C
+	}
+	select {
+	case o := <-r.outcomes:
+		r.received(o)
+		return false
+	case <-timer:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// block returns how long an idle worker waits for work at most: until the
+// first due time or lease deadline, a little later and spread so that idle
+// workers do not all wake in the same millisecond; and no longer than its
+// lease (to recover the expired leases of crashed workers) or maxBlock.
+func (r *run) block(ws waits) time.Duration {
+	block := min(maxBlock, r.w.o.lease)
+	for _, d := range []time.Duration{ws.delayed, ws.inflight} {
+		if d >= 0 {
+			block = min(block, d+spread(d))
+		}
+	}
+	return block
+}
+
+// spread is a little time added to a wait until a due time: 1ms, plus up
+// to a tenth of it (at most 20ms), at random.
+func spread(d time.Duration) time.Duration {
+	return time.Millisecond + wait.Jitter(min(max(d, 0)/10, 20*time.Millisecond))
 }
 
 // drain receives the outcomes that are ready, without waiting.
@@ -337,13 +409,14 @@ func (r *run) settled() {
 	r.pending = r.pending[:0]
 }
 
-// settleNow applies the pending outcomes in one round trip; with idle, a
-// retry ends the worker's blocked wait (see settle.lua).
-func (r *run) settleNow(ctx context.Context, idle bool) error {
-	if len(r.pending) == 0 {
+// settleNow applies the pending outcomes in one round trip. With stop, for
+// a worker that stops, it also passes on the wake tokens the worker may
+// have taken (see settle.lua); it then runs even if nothing is pending.
+func (r *run) settleNow(ctx context.Context, stop bool) error {
+	if len(r.pending) == 0 && !stop {
 		return nil
 	}
-	if err := r.g.settle(ctx, r.pending, r.wakeKey, idle); err != nil {
+	if err := r.g.settle(ctx, r.pending, r.wakeKey, stop, r.w.o.queues); err != nil {
 		return err
 	}
 	r.settled()
@@ -354,10 +427,19 @@ func (r *run) settleNow(ctx context.Context, idle bool) error {
 // sent at sent, so the leases end after sent+lease.
 func (r *run) dispatch(tasks []taken, sent time.Time) {
 	for _, t := range tasks {
+		key := jobKey{t.task.ID, t.token}
+		r.mu.Lock()
+		_, dup := r.jobs[key]
+		r.mu.Unlock()
+		if dup {
+			// take.lua hands a run out once; never run two handlers for one.
+			r.log.Error("queue: task handed out twice; running it once", "queue", t.task.Queue, "task", t.task.Name, "id", t.task.ID)
+			continue
+		}
 		ctx, cancel := context.WithCancelCause(r.base)
 		j := &job{task: t.task, token: t.token, ctx: ctx, cancel: cancel, expiry: sent.Add(r.w.o.lease)}
 		r.mu.Lock()
-		r.jobs[jobKey{t.task.ID, t.token}] = j
+		r.jobs[key] = j
 		r.mu.Unlock()
 		r.free--
 		go r.exec(j)
@@ -429,25 +511,28 @@ func (r *run) backoff(attempt int) time.Duration {
 	return wait.Jitter(min(d, r.w.o.max))
 }
 
-// idle waits, without polling, until a queue of the worker gets a task, or
-// hint passes (the earliest due time or lease deadline; negative: none),
+// idle waits, without polling, up to block until a queue of the worker gets
+// a task or an idle worker of the group is asked to take again (schedule),
 // or ctx ends. Outcomes of the handlers still running are settled as they
 // come.
-func (r *run) idle(ctx context.Context, hint time.Duration) error {
-	block := maxBlock
-	if hint >= 0 {
-		// A little later than the due time, and spread, so that idle
-		// workers do not all wake in the same millisecond.
-		block = min(block, hint+time.Millisecond+wait.Jitter(min(hint/10, 20*time.Millisecond)))
-	}
-	keys := make([]string, 0, len(r.w.o.queues)+1)
+//
+// The BLPOP runs in its own goroutine (go-redis does not interrupt a
+// blocked read). When ctx ends, idle ends it by pushing to the worker's own
+// wake list, which it also waits on, and returns only once it has ended,
+// so that it cannot take a wake token meant for others after Run returns.
+// A token it took anyway is passed on by the final settle (settle.lua).
+func (r *run) idle(ctx context.Context, block time.Duration) error {
+	keys := make([]string, 0, len(r.w.o.queues)+2)
 	for _, q := range r.w.o.queues {
 		keys = append(keys, r.g.keys.signal+q)
 	}
-	keys = append(keys, r.wakeKey)
-	done := make(chan error, 1) // buffered: an abandoned BLPOP still finishes
+	keys = append(keys, r.g.keys.schedule, r.wakeKey)
+	// The deadline ends the BLPOP even if the server never answers.
+	bctx, cancel := context.WithTimeout(r.base, block+blockMargin)
+	done := make(chan error, 1)
 	go func() {
-		_, _, _, err := wait.BLPop(r.base, r.g.rdb, block, keys...)
+		defer cancel()
+		_, _, _, err := wait.BLPop(bctx, r.g.rdb, block, keys...)
 		done <- err
 	}()
 	for {
@@ -457,26 +542,39 @@ func (r *run) idle(ctx context.Context, hint time.Duration) error {
 		case o := <-r.outcomes:
 			r.received(o)
 			r.drain()
-			if err := r.settleNow(r.base, true); err != nil {
+			if err := r.settleNow(r.base, false); err != nil {
 				r.log.Warn("queue: settle failed; it will go with the next take", "err", err)
 			}
 		case <-ctx.Done():
-			// End our own BLPOP: push to the wake list only we wait on.
-			wctx, cancel := context.WithTimeout(r.base, time.Second)
-			_, _ = r.g.rdb.TxPipelined(wctx, func(p redis.Pipeliner) error {
-				p.RPush(wctx, r.wakeKey, "1")
-				p.PExpire(wctx, r.wakeKey, maxBlock)
-				return nil
-			})
-			cancel()
-			select {
-			case <-done:
-			case <-time.After(2 * time.Second):
-				r.log.Warn("queue: blocked wait did not end on shutdown; abandoning it")
-			}
+			r.endWait(done)
 			return nil
 		}
 	}
+}
+
+// endWait ends the worker's BLPOP, whose result comes on done: it pushes a
+// token to the worker's own wake list, then waits for the BLPOP to return
+// (at its deadline at the latest, if the push fails).
+func (r *run) endWait(done <-chan error) {
+	for attempt := range 3 {
+		wctx, cancel := context.WithTimeout(r.base, time.Second)
+		_, err := r.g.rdb.TxPipelined(wctx, func(p redis.Pipeliner) error {
+			p.RPush(wctx, r.wakeKey, "1")
+			p.PExpire(wctx, r.wakeKey, maxBlock)
+			return nil
+		})
+		cancel()
+		if err == nil {
+			break
+		}
+		r.log.Warn("queue: ending the blocked wait failed", "err", err, "attempt", attempt+1)
+		select {
+		case <-done:
+			return
+		case <-time.After(wait.Jitter(time.Duration(attempt+1) * 100 * time.Millisecond)):
+		}
+	}
+	<-done
 }
 
 // heartbeat extends the leases of the unsettled tasks every lease/3 until
@@ -535,6 +633,7 @@ func (r *run) beat(ctx context.Context, timeout time.Duration) {
 func (r *run) shutdown() {
 	running := func() int { return r.w.o.concurrency - r.free }
 	if running() > 0 {
+		r.log.Debug("queue: stopping; letting the running tasks finish", "running", running(), "grace", r.w.o.grace)
 		grace := time.NewTimer(r.w.o.grace)
 	wait:
 		for running() > 0 {
@@ -585,14 +684,18 @@ func (r *run) shutdown() {
 	var err error
 	for attempt := range 5 {
 		ctx, cancel := context.WithTimeout(r.base, 2*time.Second)
-		err = r.settleNow(ctx, false)
+		err = r.settleNow(ctx, true)
 		cancel()
 		if err == nil || !wait.Transient(err) {
 			break
 		}
 		time.Sleep(wait.Jitter(time.Duration(attempt+1) * 100 * time.Millisecond))
 	}
-	if err != nil {
+	switch {
+	case err != nil && len(r.pending) > 0:
 		r.log.Error("queue: settle at shutdown failed; the leases will expire", "err", err, "tasks", len(r.pending))
+	case err != nil:
+		r.log.Warn("queue: passing on wake tokens at shutdown failed", "err", err)
 	}
+	r.log.Debug("queue: stopped")
 }

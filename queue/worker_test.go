@@ -3,6 +3,7 @@ package queue_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -77,6 +78,37 @@ func waitSettledIn(t *testing.T, b *redistest.Backend, name string) {
 		n, err := b.Client.HLen(context.Background(), keyIn(b, name, "tasks")).Result()
 		return err == nil && n == 0
 	}, 30*time.Second, time.Millisecond, "tasks not settled")
+}
+
+// logTo is a slog.Handler that sends the message of every record to ch
+// (dropping it if ch is full).
+type logTo chan<- string
+
+func (h logTo) Enabled(context.Context, slog.Level) bool { return true }
+func (h logTo) Handle(_ context.Context, r slog.Record) error {
+	select {
+	case h <- r.Message:
+	default:
+	}
+	return nil
+}
+func (h logTo) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h logTo) WithGroup(string) slog.Handler      { return h }
+
+// waitLog waits for a log message starting with prefix.
+func waitLog(t *testing.T, logs <-chan string, prefix string) {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case m := <-logs:
+			if strings.HasPrefix(m, prefix) {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("no log message %q within 10s", prefix)
+		}
+	}
 }
 
 func receive[T any](t *testing.T, ch <-chan T) T {
@@ -241,26 +273,51 @@ func TestWorker_priority(t *testing.T) {
 
 // The book's delayed-task scenario run by a worker: delays 0, 0.5, 0 and
 // 1.5 s; two tasks run at once, the others once the server's clock has
-// passed their due time (the worker wakes at the earliest due time).
+// passed their due time (the worker wakes at the earliest due time). Each
+// task checks the server's clock when it runs, so the test does not depend
+// on how fast a loaded machine runs it.
 func TestWorker_delayed(t *testing.T) {
 	t.Parallel() // it waits out real time on the real servers
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		g := newGroup(t, b, b.Client)
 		w := newWorker(t, g)
-		ran := make(chan int, 4)
-		require.NoError(t, w.Handle("t", queue.Typed(func(_ context.Context, i int) error { ran <- i; return nil })))
-		for i, d := range []time.Duration{0, 500 * time.Millisecond, 0, 1500 * time.Millisecond} {
+		type run struct {
+			i  int
+			at int64 // server time, Unix ms
+		}
+		ran := make(chan run, 4)
+		require.NoError(t, w.Handle("t", queue.Typed(func(ctx context.Context, i int) error {
+			now, err := b.Client.Time(ctx).Result()
+			if err != nil {
+				return err
+			}
+			ran <- run{i, now.UnixMilli()}
+			return nil
+		})))
+		delays := []time.Duration{0, 500 * time.Millisecond, 0, 1500 * time.Millisecond}
+		enqueued := serverNow(t, b)
+		for i, d := range delays {
 			_, err := g.Enqueue(ctx, "default", "t", i, queue.Delay(d))
 			require.NoError(t, err)
 		}
 		start(t, w)
-		assert.ElementsMatch(t, []int{0, 2}, []int{receive(t, ran), receive(t, ran)})
-		assert.Equal(t, int64(2), stats(t, g).Delayed)
+		first := []run{receive(t, ran), receive(t, ran)}
+		assert.ElementsMatch(t, []int{0, 2}, []int{first[0].i, first[1].i}, "the tasks without delay run first")
+		if !b.Real() { // the server's clock stands still until FastForward
+			assert.Equal(t, int64(2), stats(t, g).Delayed)
+		}
 		b.FastForward(600 * time.Millisecond)
-		assert.Equal(t, 1, receive(t, ran))
+		later := []run{receive(t, ran)}
+		if !b.Real() {
+			assert.Equal(t, 1, later[0].i, "due before the other")
+		}
 		b.FastForward(time.Second)
-		assert.Equal(t, 3, receive(t, ran))
+		later = append(later, receive(t, ran))
+		assert.ElementsMatch(t, []int{1, 3}, []int{later[0].i, later[1].i})
+		for _, r := range later {
+			assert.GreaterOrEqual(t, r.at, enqueued+delays[r.i].Milliseconds(), "task %d ran before it was due", r.i)
+		}
 		waitSettled(t, b)
 		assertEmpty(t, b, "default")
 	})
@@ -503,20 +560,35 @@ func TestWorker_shutdown(t *testing.T) {
 		ctx := t.Context()
 		t.Run("finishes within grace", func(t *testing.T) {
 			g := newGroupNamed(t, b, b.Client, "a")
-			w := newWorker(t, g, queue.Concurrency(1), queue.Grace(time.Minute))
-			running, finish := make(chan struct{}, 1), make(chan struct{})
+			logs := make(chan string, 100)
+			w := newWorker(t, g, queue.Concurrency(1), queue.Grace(time.Minute), queue.Logger(slog.New(logTo(logs))))
+			running, finish := make(chan context.Context, 1), make(chan struct{})
 			ctxErr := make(chan error, 1)
 			handle(t, w, "t", func(ctx context.Context, _ *queue.Task) error {
-				running <- struct{}{}
-				<-finish
-				ctxErr <- ctx.Err()
+				running <- ctx
+				select {
+				case <-finish:
+					ctxErr <- ctx.Err()
+				case <-ctx.Done():
+					ctxErr <- fmt.Errorf("cancelled before the handler finished: %w", context.Cause(ctx))
+				}
 				return nil
 			})
 			_, err := g.Enqueue(ctx, "default", "t", nil)
 			require.NoError(t, err)
 			run := start(t, w)
-			receive(t, running)
+			hctx := receive(t, running)
 			run.cancel()
+			waitLog(t, logs, "queue: stopping")
+			// The worker is stopping, the handler still runs: Run waits for
+			// it and leaves its context alone.
+			select {
+			case err := <-run.done:
+				run.done <- err
+				t.Fatalf("Run returned (%v) while a task ran within the grace period", err)
+			default:
+			}
+			assert.NoError(t, hctx.Err(), "the handler's context during the grace period")
 			close(finish)
 			assert.NoError(t, run.stop(t))
 			assert.NoError(t, receive(t, ctxErr), "not cancelled within the grace period")
