@@ -76,6 +76,11 @@ type batchItem interface {
 // entry due for refresh is refreshed in the background, as by Get. It
 // returns the items' errors joined (each is also in its Result).
 //
+// A loader or restore function that panics in one of Exec's goroutines
+// gives its lease back, as in [Cache.Get], and the panic reaches the
+// caller: once the other completions have ended, Exec panics with the same
+// value.
+//
 // Round trips: 1 when nothing is missing (on Redis Cluster go-redis splits
 // the pipeline by node and sends the parts in parallel: one round trip per
 // node holding a key), plus what each completion costs.
@@ -100,16 +105,33 @@ func (b *Batch) Exec(ctx context.Context) error {
 		}
 	}
 	if len(fills) > 0 {
-		var wg sync.WaitGroup
+		var (
+			wg       sync.WaitGroup
+			mu       sync.Mutex
+			panicked bool
+			pv       any // the first panic's value
+		)
 		sem := make(chan struct{}, fillConcurrency)
 		for _, f := range fills {
 			sem <- struct{}{}
 			wg.Go(func() {
 				defer func() { <-sem }()
+				defer func() {
+					if r := recover(); r != nil {
+						mu.Lock()
+						if !panicked {
+							panicked, pv = true, r
+						}
+						mu.Unlock()
+					}
+				}()
 				f(ctx)
 			})
 		}
 		wg.Wait()
+		if panicked {
+			panic(pv)
+		}
 	}
 	var errs []error
 	for _, it := range b.items {

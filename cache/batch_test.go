@@ -169,3 +169,30 @@ func nodes(t *testing.T, b *redistest.Backend, keys ...string) int64 {
 	}
 	return int64(len(addrs))
 }
+
+// A loader that panics in Exec's completions gives its lease back, the
+// other items complete, and the panic reaches Exec's caller (as it would
+// Get's) instead of killing the process.
+func TestBatch_loaderPanics(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		c := newCache[string](t, b.Client, b, cache.WithLease(time.Minute))
+		d := newDB(t, map[string]int64{"9": 90})
+		views := newCounter(t, b.Client, b, d.restore)
+		bt := cache.NewBatch(b.Client)
+		c.Read(bt, "bad", func(context.Context) (string, error) { panic("loader bug") })
+		good := c.Read(bt, "good", func(context.Context) (string, error) { return "ok", nil })
+		count := views.Read(bt, "9")
+		assert.PanicsWithValue(t, "loader bug", func() { _ = bt.Exec(ctx) })
+
+		v, ok, err := good.Value()
+		require.NoError(t, err)
+		assert.True(t, ok)
+		assert.Equal(t, "ok", v)
+		n, ok, err := count.Value()
+		require.NoError(t, err)
+		assert.True(t, ok)
+		assert.Equal(t, int64(90), n)
+		assert.Empty(t, b.Keys(key(b, "jobs", "bad", "*")), "lease given back")
+	})
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -89,18 +90,22 @@ type Cache[T any] struct {
 	refresh time.Duration
 	grace   time.Duration
 	log     *slog.Logger
-	bg      sync.WaitGroup // background refreshes
 
 	mu         sync.Mutex
 	flights    map[string]*flight  // Gets in progress in this process, by key
 	refreshing map[string]struct{} // keys this process checks or refreshes in the background
+	bgRunning  int                 // background refreshes running
+	bgIdle     chan struct{}       // closed when bgRunning drops to 0; nil while it is 0
+
+	following atomic.Int64 // Gets waiting for another Get of this process (read by tests)
 }
 
 // flight is one Get in progress that concurrent Gets of the same key in
 // this process join: they decode its payload (each its own copy) or get its
-// error, or try again themselves if retry is set.
+// error, or try again themselves if retry is set or the flight went stale.
 type flight struct {
-	done    chan struct{}
+	done    chan struct{} // closed when the leader's Get has returned
+	stale   chan struct{} // closed by a Set or Delete of the key meanwhile
 	payload string
 	err     error
 	retry   bool // the leader panicked or its own ctx ended
@@ -142,11 +147,25 @@ func (c *Cache[T]) Name() string { return c.name }
 // Get returns the value cached under key. On a miss, exactly one caller in
 // any process (the one that takes the entry's lease) calls load and stores
 // its value for the TTL; the others wait for it without polling and receive
-// the value it stored. If the loader fails (load returns an error or
-// panics, or its ctx ends), its caller gets the error, nothing is stored and
-// a waiter takes over at once; if it hangs or its process dies, a waiter
-// takes over when the lease ([WithLease]) ends. A waiter waits as long as
-// its ctx allows.
+// the value it stored. If the loader fails (load returns an error, or its
+// ctx ends), its caller gets the error, nothing is stored and a waiter in
+// another process takes over at once; if it hangs or its process dies, a
+// waiter takes over when the lease ([WithLease]) ends. A waiter waits as
+// long as its ctx allows. A value loaded after the loader's ctx ended is
+// still stored (within a second) for the waiters.
+//
+// Concurrent Gets of one key in one process share one Get: the first does
+// the work, the others wait for it in memory, each with its own ctx, and
+// receive its value, or its error if load failed (they do not call their
+// own load then). If the first Get's ctx ended or its load panicked, one of
+// them starts over instead. A Get that starts after a [Cache.Set] or
+// [Cache.Delete] of the key has returned does not join a Get that started
+// before it, and those that had joined one look again at once.
+//
+// If load panics, the lease is given back (waiters elsewhere take over at
+// once) and the panic propagates to Get's caller. A background reload that
+// panics or fails is logged ([WithLogger]). [Batch.Exec] re-panics in its
+// caller's goroutine.
 //
 // With [WithRefreshAhead] or [WithStaleGrace], a Get that finds the entry
 // near its end or stale returns that value at once and, if no other caller
@@ -169,7 +188,8 @@ func (c *Cache[T]) Name() string { return c.name }
 // refresh: 1, plus 1 in the background to take the lease, and the reload);
 // a miss 3 for the loader (read, look, store) and 3 for each waiter (read,
 // look, wait), plus 1 for a waiter each time it must look again (the loader
-// failed, the value was over 64 KiB, a Delete, the lease ended).
+// failed, the value was over 64 KiB, a Delete, the lease ended); a Get that
+// joins another Get of its process makes none.
 func (c *Cache[T]) Get(ctx context.Context, key string, load func(ctx context.Context) (T, error)) (T, error) {
 	var zero T
 	if err := checkKey("get", key); err != nil {
@@ -191,10 +211,13 @@ func (c *Cache[T]) shared(ctx context.Context, key string, load func(context.Con
 			break // c.mu held: lead
 		}
 		c.mu.Unlock()
+		if err := c.follow(ctx, f); err != nil {
+			return zero, fmt.Errorf("cache: get %q: %w", key, err)
+		}
 		select {
-		case <-f.done:
-		case <-ctx.Done():
-			return zero, fmt.Errorf("cache: get %q: %w", key, ctx.Err())
+		case <-f.stale: // a Set or Delete came after f read: look again
+			continue
+		default:
 		}
 		if f.retry {
 			continue
@@ -204,12 +227,14 @@ func (c *Cache[T]) shared(ctx context.Context, key string, load func(context.Con
 		}
 		return c.decode(f.payload)
 	}
-	f := &flight{done: make(chan struct{}), retry: true}
+	f := &flight{done: make(chan struct{}), stale: make(chan struct{}), retry: true}
 	c.flights[key] = f
 	c.mu.Unlock()
 	defer func() {
 		c.mu.Lock()
-		delete(c.flights, key)
+		if c.flights[key] == f { // not replaced after a Set or Delete
+			delete(c.flights, key)
+		}
 		c.mu.Unlock()
 		close(f.done)
 	}()
@@ -219,9 +244,36 @@ func (c *Cache[T]) shared(ctx context.Context, key string, load func(context.Con
 	return v, err
 }
 
+// follow waits until f's leader returns or f goes stale, or ctx ends.
+func (c *Cache[T]) follow(ctx context.Context, f *flight) error {
+	c.following.Add(1)
+	defer c.following.Add(-1)
+	select {
+	case <-f.done:
+	case <-f.stale:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return nil
+}
+
+// invalidate makes the Get of key in progress in this process, if any,
+// stale after a Set or Delete: Gets that joined it look again, later ones
+// do not join it, and its leader does not remove its successor.
+func (c *Cache[T]) invalidate(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if f, ok := c.flights[key]; ok {
+		delete(c.flights, key)
+		close(f.stale)
+	}
+}
+
 // Set stores v under key for the TTL, in one round trip, whether or not the
 // entry exists. A load in flight for key (which may have read older data)
-// will not store its value; callers waiting for it receive v.
+// will not store its value, though its own caller still gets it; callers
+// waiting for it, in any process, receive v (or a later value): in this
+// process they look again, and a Get that starts after Set returns reads v.
 func (c *Cache[T]) Set(ctx context.Context, key string, v T) error {
 	if err := checkKey("set", key); err != nil {
 		return err
@@ -231,7 +283,9 @@ func (c *Cache[T]) Set(ctx context.Context, key string, v T) error {
 		return fmt.Errorf("cache: set %q: encode: %w", key, err)
 	}
 	k := c.entryKeys(key)
-	if _, err := storeScript.Int64(ctx, c.rdb, k[:], "", payload, ms(c.ttl+c.grace), ms(c.lease), inlineMax); err != nil {
+	_, err = storeScript.Int64(ctx, c.rdb, k[:], "", payload, ms(c.ttl+c.grace), ms(c.lease), inlineMax)
+	c.invalidate(key) // also on error: the script may have run
+	if err != nil {
 		return fmt.Errorf("cache: set %q: %w", key, err)
 	}
 	return nil
@@ -239,21 +293,57 @@ func (c *Cache[T]) Set(ctx context.Context, key string, v T) error {
 
 // Delete removes the entry under key, in one round trip. A load in flight
 // for key will not store its value (it may have read the data the Delete
-// invalidates); callers waiting for it look again, and one of them loads.
+// invalidates), though its own caller still gets it; callers waiting for
+// it, in any process, look again, and one of them loads.
 func (c *Cache[T]) Delete(ctx context.Context, key string) error {
 	if err := checkKey("delete", key); err != nil {
 		return err
 	}
 	k := c.entryKeys(key)
-	if _, err := releaseScript.Int64(ctx, c.rdb, k[:], "", ms(c.lease), 0); err != nil {
+	_, err := releaseScript.Int64(ctx, c.rdb, k[:], "", ms(c.lease), 0)
+	c.invalidate(key) // also on error: the script may have run
+	if err != nil {
 		return fmt.Errorf("cache: delete %q: %w", key, err)
 	}
 	return nil
 }
 
-// Wait blocks until the background refreshes started so far have ended
-// (each is bounded by the lease). Call it at shutdown, after the last Get.
-func (c *Cache[T]) Wait() { c.bg.Wait() }
+// Wait blocks until no background refresh of c is running: those running
+// when it is called have ended, and so have any that Gets started
+// meanwhile (each is bounded by the lease). It may be called concurrently
+// with Get, but Gets that keep starting refreshes can keep it waiting: at
+// shutdown, call it after the last Get. A Get after Wait returned may start
+// another refresh.
+func (c *Cache[T]) Wait() {
+	c.mu.Lock()
+	idle := c.bgIdle
+	c.mu.Unlock()
+	if idle != nil {
+		<-idle
+	}
+}
+
+// goBackground runs fn in a goroutine that [Cache.Wait] waits for.
+func (c *Cache[T]) goBackground(fn func()) {
+	c.mu.Lock()
+	c.bgRunning++
+	if c.bgIdle == nil {
+		c.bgIdle = make(chan struct{})
+	}
+	c.mu.Unlock()
+	go func() {
+		defer func() {
+			c.mu.Lock()
+			c.bgRunning--
+			if c.bgRunning == 0 {
+				close(c.bgIdle)
+				c.bgIdle = nil
+			}
+			c.mu.Unlock()
+		}()
+		fn()
+	}()
+}
 
 // The states get.lua returns.
 const (
@@ -270,13 +360,17 @@ type step struct {
 }
 
 // lookup runs get.lua once. bad, if not nil, is a payload the caller could
-// not decode, which the script drops.
-func (c *Cache[T]) lookup(ctx context.Context, k entryKeys, token string, bad *string) (step, error) {
-	flag, badPayload := "0", ""
+// not decode, which the script drops. wait says whether the caller will
+// wait if another holds the lease (and so counts as a waiter).
+func (c *Cache[T]) lookup(ctx context.Context, k entryKeys, token string, bad *string, wait bool) (step, error) {
+	flag, badPayload, waits := "0", "", "0"
 	if bad != nil {
 		flag, badPayload = "1", *bad
 	}
-	v, err := getScript.Run(ctx, c.rdb, k[:], token, ms(c.lease), c.refresh.Milliseconds(), c.grace.Milliseconds(), flag, badPayload)
+	if wait {
+		waits = "1"
+	}
+	v, err := getScript.Run(ctx, c.rdb, k[:], token, ms(c.lease), c.refresh.Milliseconds(), c.grace.Milliseconds(), flag, badPayload, waits)
 	if err != nil {
 		return step{}, err
 	}
@@ -343,7 +437,7 @@ func (c *Cache[T]) get(ctx context.Context, key string, load func(context.Contex
 		if err := ctx.Err(); err != nil {
 			return zero, "", fmt.Errorf("cache: get %q: %w", key, err)
 		}
-		st, err := c.lookup(ctx, k, token, bad)
+		st, err := c.lookup(ctx, k, token, bad, true)
 		if err != nil {
 			// The script may have run (and taken the lease) before the
 			// reply was lost: give the lease back so nobody waits for it.
@@ -439,9 +533,27 @@ func (c *Cache[T]) load(ctx context.Context, key string, k entryKeys, token stri
 		c.release(ctx, k, token, 0)
 		return zero, "", fmt.Errorf("cache: get %q: %w", key, err)
 	case err != nil:
+		// The store may not have run: give the lease back, so that the
+		// waiters look again at once instead of sitting out the lease.
+		c.release(ctx, k, token, 0)
 		c.log.WarnContext(ctx, "cache: loaded value not stored", "cache", c.name, "key", key, "err", err)
 	}
 	return v, payload, nil
+}
+
+// loadLogged runs load as c.load does, in the background: an error, or a
+// panic (after which c.load has given the lease back), is logged.
+func (c *Cache[T]) loadLogged(ctx context.Context, key string, k entryKeys, token string, load func(context.Context) (T, error)) {
+	var err error
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("cache: get %q: load panicked: %v", key, r)
+		}
+		if err != nil {
+			c.log.WarnContext(ctx, "cache: background load failed", "cache", c.name, "key", key, "err", err)
+		}
+	}()
+	_, _, err = c.load(ctx, key, k, token, load)
 }
 
 var errEncode = errors.New("encode")
@@ -449,14 +561,17 @@ var errEncode = errors.New("encode")
 // store stores v as the lease holder token and returns its encoding. A
 // lease that is no longer ours (the load outlasted it, or a Set or Delete
 // came first) is not an error: the value is just not stored (logged at
-// debug level).
+// debug level). Like release, it runs for at most a second whatever ctx
+// says: the value is loaded, and the waiters are owed it (or a wake-up).
 func (c *Cache[T]) store(ctx context.Context, key string, k entryKeys, token string, v T) (string, error) {
 	b, err := c.codec.Marshal(v)
 	if err != nil {
 		return "", fmt.Errorf("%w: %w", errEncode, err)
 	}
 	payload := string(b)
-	n, err := storeScript.Int64(ctx, c.rdb, k[:], token, payload, ms(c.ttl+c.grace), ms(c.lease), inlineMax)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	n, err := storeScript.Int64(sctx, c.rdb, k[:], token, payload, ms(c.ttl+c.grace), ms(c.lease), inlineMax)
 	if err != nil {
 		return payload, err
 	}
@@ -481,7 +596,7 @@ func (c *Cache[T]) refreshHold() time.Duration { return min(c.lease, time.Second
 
 // goRefresh reloads key in the background while holding the lease token.
 func (c *Cache[T]) goRefresh(ctx context.Context, key string, k entryKeys, token string, load func(context.Context) (T, error)) {
-	c.bg.Go(func() {
+	c.goBackground(func() {
 		bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.lease)
 		defer cancel()
 		c.refreshHeld(bctx, key, k, token, load)
@@ -496,13 +611,13 @@ func (c *Cache[T]) checkDue(ctx context.Context, key string, load func(context.C
 	if !c.startRefresh(key) {
 		return
 	}
-	c.bg.Go(func() {
+	c.goBackground(func() {
 		defer c.endRefresh(key)
 		bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.lease)
 		defer cancel()
 		k := c.entryKeys(key)
 		token := uuid.NewString()
-		st, err := c.lookup(bctx, k, token, nil)
+		st, err := c.lookup(bctx, k, token, nil, false)
 		switch {
 		case err != nil:
 			c.release(bctx, k, token, 0)
@@ -510,8 +625,10 @@ func (c *Cache[T]) checkDue(ctx context.Context, key string, load func(context.C
 		case st.state == stateRefresh:
 			c.refreshHeld(bctx, key, k, token, load)
 		case st.state == stateLoad: // expired meanwhile: we hold the lease, so load
-			_, _, _ = c.load(bctx, key, k, token, load)
+			c.loadLogged(bctx, key, k, token, load)
 		}
+		// stateHit: fresh again, or another caller refreshes it; stateWait:
+		// expired, and another caller loads it (not counted as a waiter).
 	})
 }
 

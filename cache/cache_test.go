@@ -3,6 +3,7 @@ package cache_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -23,7 +24,7 @@ type job struct {
 }
 
 // A miss calls load once and stores the value; a hit does not call it.
-// Round trips: hit 1, miss 2.
+// Round trips: hit 1, miss 3 (read, look, store).
 func TestCache_Get_hitMiss(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
@@ -598,5 +599,175 @@ func TestCache_concurrentKeys(t *testing.T) {
 			assert.Equal(t, int64(1), n.(*atomic.Int64).Load(), "loads of %v", k)
 			return true
 		})
+	})
+}
+
+// A Set or Delete during a load reaches the Gets of the loader's own
+// process too: those that joined its Get look again at once (and receive
+// the Set value, or load again after a Delete), and a Get that starts after
+// the Set or Delete returned does not join it. The loader's own caller still
+// gets its value, which is not stored.
+func TestCache_SetDelete_duringLoad_sameProcess(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		for _, op := range []string{"set", "delete"} {
+			t.Run(op, func(t *testing.T) {
+				ctx := t.Context()
+				c := newCache[string](t, b.Client, b)
+				l := newGatedLoader(t, 1)
+				get := func() <-chan string {
+					ch := make(chan string, 1)
+					go func() {
+						v, err := c.Get(ctx, op, l.load)
+						if err != nil {
+							v = err.Error()
+						}
+						ch <- v
+					}()
+					return ch
+				}
+				loader := get()
+				require.Eventually(t, func() bool { return l.calls.Load() == 1 }, 5*time.Second, time.Millisecond)
+				joined := get()
+				require.Eventually(t, func() bool { return c.FollowingForTest() == 1 }, 5*time.Second, time.Millisecond)
+
+				want := "set"
+				if op == "set" {
+					require.NoError(t, c.Set(ctx, op, "set"))
+				} else {
+					require.NoError(t, c.Delete(ctx, op))
+					want = "v2" // loaded again, not the load in flight
+				}
+				later := get()
+				assert.Equal(t, want, recv(t, joined, 10*time.Second, l.open), "a Get that had joined the load")
+				assert.Equal(t, want, recv(t, later, 10*time.Second, l.open), "a Get started after the %s", op)
+				l.open()
+				assert.Equal(t, "v1", <-loader, "the loader's caller gets its value")
+				assert.Equal(t, `"`+want+`"`, raw(t, b, key(b, "jobs", op, "val")), "which is not stored")
+				v, err := c.Get(ctx, op, l.load)
+				require.NoError(t, err)
+				assert.Equal(t, want, v)
+			})
+		}
+	})
+}
+
+// A load that returns as its caller's ctx ends is still stored, and its
+// waiters receive it at once; if the store fails, the lease is given back
+// and a waiter loads at once. Neither leaves the waiters to sit out the
+// lease.
+func TestCache_Get_storeAfterCtxEnds(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		for _, storeFails := range []bool{false, true} {
+			name := map[bool]string{false: "stored", true: "storeFails"}[storeFails]
+			t.Run(name, func(t *testing.T) {
+				ctx := t.Context()
+				rdb, _ := b.NewClient()
+				hook := &failNextScript{}
+				rdb.AddHook(hook)
+				c := newCache[string](t, rdb, b, cache.WithLease(time.Minute))
+				other := newCache[string](t, b.Client, b, cache.WithLease(time.Minute)) // another process
+				lctx, cancel := context.WithCancel(ctx)
+				defer cancel()
+				l := newGatedLoader(t, 1)
+				loaded := make(chan error, 1)
+				go func() {
+					v, err := c.Get(lctx, name, func(ctx context.Context) (string, error) {
+						v, err := l.load(ctx)
+						cancel() // the request ends as the system of record answers
+						hook.armed.Store(storeFails)
+						return v, err
+					})
+					if err == nil && v != "v1" {
+						err = errors.New("got " + v)
+					}
+					loaded <- err
+				}()
+				require.Eventually(t, func() bool { return l.calls.Load() == 1 }, 5*time.Second, time.Millisecond)
+				waiter := make(chan string, 1)
+				go func() {
+					v, err := other.Get(ctx, name, l.load)
+					if err != nil {
+						v = err.Error()
+					}
+					waiter <- v
+				}()
+				waitForWaits(t, b, "jobs", name, "lease", 1)
+				l.open()
+				assert.NoError(t, <-loaded, "the loader's caller gets its value")
+				want := "v1"
+				if storeFails {
+					want = "v2" // the waiter took over
+				}
+				assert.Equal(t, want, recv(t, waiter, 10*time.Second, nil), "not after the 1 minute lease")
+				assert.Equal(t, `"`+want+`"`, raw(t, b, key(b, "jobs", name, "val")))
+				assert.Empty(t, b.Keys(key(b, "jobs", name, "lease")), "no lease left")
+			})
+		}
+	})
+}
+
+// An entry that expires between a Get's read and its background check is
+// loaded in the background; a loader that fails or panics there is logged,
+// gives the lease back, and does not crash the process.
+func TestCache_Get_backgroundLoadFails(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		rdb, _ := b.NewClient()
+		rdb.AddHook(expireAfterRead{b.Client})
+		var logs logBuffer
+		c := newCache[string](t, rdb, b, cache.WithTTL(time.Minute), cache.WithRefreshAhead(30*time.Second),
+			cache.WithLease(time.Minute), cache.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+		for _, tt := range []struct {
+			key, want string
+			load      func(context.Context) (string, error)
+		}{
+			{"fails", "db down", func(context.Context) (string, error) { return "", errors.New("db down") }},
+			{"panics", "load panicked: loader bug", func(context.Context) (string, error) { panic("loader bug") }},
+		} {
+			// Due for refresh: 10s left of its TTL.
+			require.NoError(t, b.Client.Set(ctx, key(b, "jobs", tt.key, "val"), `"v1"`, 10*time.Second).Err())
+			v, err := c.Get(ctx, tt.key, tt.load)
+			require.NoError(t, err)
+			assert.Equal(t, "v1", v, "the value read")
+			c.Wait()
+			assert.Contains(t, logs.String(), "cache: background load failed")
+			assert.Contains(t, logs.String(), tt.want)
+			assert.Empty(t, b.Keys(key(b, "jobs", tt.key, "*")), "lease given back, nothing stored")
+		}
+	})
+}
+
+// The background check of an entry due for refresh does not count as a
+// waiter when another caller holds the lease: no copy of the value is
+// pushed for it.
+func TestCache_Get_backgroundCheckDoesNotWait(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		opts := []cache.Option{cache.WithTTL(time.Minute), cache.WithRefreshAhead(30 * time.Second), cache.WithLease(time.Minute)}
+		refresher := newCache[string](t, b.Client, b, opts...) // another process
+		rdb, _ := b.NewClient()
+		rdb.AddHook(expireAfterRead{b.Client})
+		c := newCache[string](t, rdb, b, opts...)
+		require.NoError(t, b.Client.Set(ctx, key(b, "jobs", "k", "val"), `"v0"`, 10*time.Second).Err()) // due
+		l := newGatedLoader(t, 1)
+		v, err := refresher.Get(ctx, "k", l.load)
+		require.NoError(t, err)
+		assert.Equal(t, "v0", v)
+		require.Eventually(t, func() bool { return l.calls.Load() == 1 }, 5*time.Second, time.Millisecond)
+
+		// c reads v0, due; it expires before c's background check, which
+		// finds the lease held.
+		v, err = c.Get(ctx, "k", l.load)
+		require.NoError(t, err)
+		assert.Equal(t, "v0", v)
+		c.Wait()
+		w, err := b.Client.HGet(ctx, key(b, "jobs", "k", "lease"), "w").Result()
+		require.NoError(t, err)
+		assert.Equal(t, "0", w, "the background check is not a waiter")
+		l.open()
+		refresher.Wait()
+		assert.Equal(t, int64(1), l.calls.Load())
+		assert.Equal(t, `"v1"`, raw(t, b, key(b, "jobs", "k", "val")))
+		assert.Empty(t, b.Keys(key(b, "jobs", "k", "wake")), "no copy pushed for nobody")
 	})
 }

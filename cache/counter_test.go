@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -156,7 +157,8 @@ func TestCounter_Incr_concurrentRestore(t *testing.T) {
 }
 
 // A failed restore returns its error and does not count; the next caller
-// restores. A waiter takes over at once when the restorer fails.
+// restores. A waiter takes over at once when the restorer fails, in another
+// process or in the restorer's own.
 func TestCounter_Incr_restoreFails(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
@@ -172,35 +174,47 @@ func TestCounter_Incr_restoreFails(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, int64(6), n)
 
-		d = newDB(t, map[string]int64{"job1": 5})
-		d.gated[1], d.fail[1] = true, down
-		c = newCounter(t, b.Client, b, d.restore, cache.WithLease(time.Minute))
-		first := make(chan error, 1)
-		go func() {
-			_, err := c.Incr(ctx, "job2", 1)
-			first <- err
-		}()
-		require.Eventually(t, func() bool { return d.restores.Load() == 1 }, 5*time.Second, time.Millisecond)
-		second := make(chan error, 1)
-		go func() {
-			_, err := c.Incr(ctx, "job2", 1)
-			second <- err
-		}()
-		waitForWaits(t, b, "views", "job2", "count.lease", 1)
-		start := time.Now()
-		d.open()
-		assert.ErrorIs(t, <-first, down)
-		assert.NoError(t, <-second)
-		assert.Less(t, time.Since(start), 10*time.Second, "not after the 1 minute lease")
-		assert.Equal(t, int64(2), d.restores.Load())
-		n, err = c.Get(ctx, "job2")
-		require.NoError(t, err)
-		assert.Equal(t, int64(1), n, "only the waiter's increment counted")
+		for _, sameProcess := range []bool{false, true} {
+			d = newDB(t, map[string]int64{"job1": 5})
+			d.gated[1], d.fail[1] = true, down
+			c = newCounter(t, b.Client, b, d.restore, cache.WithLease(time.Minute))
+			waiter := newCounter(t, b.Client, b, d.restore, cache.WithLease(time.Minute)) // another process
+			if sameProcess {
+				waiter = c // waits for the restorer in memory
+			}
+			first := make(chan error, 1)
+			go func() {
+				_, err := c.Incr(ctx, "job2", 1)
+				first <- err
+			}()
+			require.Eventually(t, func() bool { return d.restores.Load() == 1 }, 5*time.Second, time.Millisecond)
+			second := make(chan error, 1)
+			go func() {
+				_, err := waiter.Incr(ctx, "job2", 1)
+				second <- err
+			}()
+			if sameProcess {
+				require.Eventually(t, func() bool { return c.WaitingForTest() == 1 }, 5*time.Second, time.Millisecond)
+			} else {
+				waitForWaits(t, b, "views", "job2", "count.lease", 1)
+			}
+			start := time.Now()
+			d.open()
+			assert.ErrorIs(t, <-first, down)
+			assert.NoError(t, <-second)
+			assert.Less(t, time.Since(start), 10*time.Second, "not after the 1 minute lease")
+			assert.Equal(t, int64(2), d.restores.Load())
+			n, err = c.Get(ctx, "job2")
+			require.NoError(t, err)
+			assert.Equal(t, int64(1), n, "only the waiter's increment counted")
+			require.NoError(t, b.Client.Del(ctx, key(b, "views", "job2", "count")).Err())
+		}
 	})
 }
 
-// A restorer that hangs: a waiter takes over when its lease ends. The late
-// restore adds its increment but not its restored value.
+// A restorer that hangs: a waiter takes over when its lease ends, in
+// another process or in the restorer's own. The late restore adds its
+// increment but not its restored value.
 func TestCounter_Incr_restorerHangs(t *testing.T) {
 	t.Parallel() // waits out TTLs on the real servers
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
@@ -214,19 +228,26 @@ func TestCounter_Incr_restorerHangs(t *testing.T) {
 			hung <- n
 		}()
 		require.Eventually(t, func() bool { return d.restores.Load() == 1 }, 5*time.Second, time.Millisecond)
-		waiter := make(chan int64, 1)
-		go func() {
+		other := newCounter(t, b.Client, b, d.restore, cache.WithLease(300*time.Millisecond)) // another process
+		waiters := make(chan int64, 2)
+		incr := func(c *cache.Counter) {
 			n, err := c.Incr(ctx, "job1", 1)
 			if err != nil {
 				n = -1
 			}
-			waiter <- n
-		}()
+			waiters <- n
+		}
+		go incr(other)
 		waitForWaits(t, b, "views", "job1", "count.lease", 1)
+		go incr(c) // waits for the restorer in memory, until its lease ends
+		require.Eventually(t, func() bool { return c.WaitingForTest() == 1 }, 5*time.Second, time.Millisecond)
 		b.FastForward(400 * time.Millisecond)
-		assert.Equal(t, int64(11), <-waiter, "restored by the waiter")
+		got := []int64{<-waiters, <-waiters}
+		slices.Sort(got)
+		assert.Equal(t, []int64{11, 12}, got, "restored by one waiter, then the other's 1")
+		assert.Equal(t, int64(2), d.restores.Load(), "one takeover")
 		d.open()
-		assert.Equal(t, int64(12), <-hung, "the late restorer only adds its 1")
+		assert.Equal(t, int64(13), <-hung, "the late restorer only adds its 1")
 	})
 }
 
@@ -244,5 +265,62 @@ func TestCounter_noRestore(t *testing.T) {
 		pttl, err := b.Client.PTTL(ctx, key(b, "views", "job1", "count")).Result()
 		require.NoError(t, err)
 		assert.Greater(t, pttl, 23*time.Hour, "default TTL 24h")
+	})
+}
+
+// 40 callers of one process increment a missing counter through a client
+// with a pool of 4 connections: they wait for the restore in memory, not
+// each in a blocking BLMOVE holding a connection, so the restorer still
+// gets one to store its value. One restore, no error, no increment lost.
+func TestCounter_Incr_coalesced(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		const callers, pool = 40, 4
+		ctx := t.Context()
+		var rdb redis.UniversalClient
+		if b.Kind == redistest.Cluster {
+			rdb = redis.NewClusterClient(&redis.ClusterOptions{Addrs: b.Addrs(), PoolSize: pool})
+		} else {
+			rdb = redis.NewClient(&redis.Options{Addr: b.Addrs()[0], PoolSize: pool})
+		}
+		t.Cleanup(func() { _ = rdb.Close() })
+		d := newDB(t, map[string]int64{"job1": 100})
+		d.gated[1] = true
+		c := newCounter(t, rdb, b, d.restore, cache.WithLease(time.Minute))
+		type result struct {
+			n   int64
+			err error
+		}
+		results := make(chan result, callers)
+		var finished atomic.Int64
+		for range callers {
+			go func() {
+				n, err := c.Incr(ctx, "job1", 1)
+				finished.Add(1)
+				results <- result{n, err}
+			}()
+		}
+		require.Eventually(t, func() bool {
+			return d.restores.Load() == 1 && c.WaitingForTest()+finished.Load() == callers-1
+		}, 20*time.Second, time.Millisecond, "every caller but the restorer waits")
+		d.open()
+		var got []int64
+		deadline := time.After(20 * time.Second)
+		for range callers {
+			select {
+			case r := <-results:
+				if assert.NoError(t, r.err) {
+					got = append(got, r.n)
+				}
+			case <-deadline:
+				t.Fatal("callers still waiting after 20s")
+			}
+		}
+		assert.Equal(t, int64(1), d.restores.Load(), "restored once")
+		slices.Sort(got)
+		want := make([]int64, callers)
+		for i := range want {
+			want[i] = 100 + int64(i) + 1
+		}
+		assert.Equal(t, want, got, "distinct values, none lost")
 	})
 }

@@ -33,23 +33,27 @@
 //     (a hit is a plain GET: no script runs); everyone else blocks on the
 //     entry's wake list (BLMOVE, no polling) and receives the value the
 //     loader pushes there. Concurrent Gets of a key in one process share
-//     one read and one wait. A failed load wakes
-//     them at once and one takes over; a hung or dead loader is replaced
-//     when its lease ends.
+//     one Get: one read, one wait or load, and its result (its error too,
+//     if its load failed). A failed load wakes the waiters of other
+//     processes at once and one takes over; a hung or dead loader is
+//     replaced when its lease ends.
 //   - Expiry cliffs. With [WithRefreshAhead] an entry close to its end is
 //     returned as usual while one caller reloads it in the background; with
 //     [WithStaleGrace] an expired entry is kept for a grace time and served
 //     stale while one caller reloads it. Nobody waits for a reload.
 //   - Stale writes. A Set or Delete during a load ends its lease, so the
 //     loader (which may have read the data just invalidated) does not store
-//     its value; its waiters receive the Set value or look again.
+//     its value; its waiters, in every process, receive the Set value or
+//     look again, and a Get that starts after the Set or Delete returned
+//     never receives the value that load read.
 //   - Counters that lose their value. The blog's INCR+EXPIRE starts an
 //     expired counter at 1 and then overwrites it with the restored value,
 //     losing the increments made in between, and every caller that sees 1
 //     restores. [Counter.Incr] finds a missing counter and takes a restore
 //     lease in one script; the restorer sets restored value + its increment
 //     atomically, the others wait and then add theirs: one restore, no lost
-//     increment.
+//     increment. In one process, one caller per counter waits in Redis; the
+//     others wait for it in memory.
 //   - The password-reset limiter's EXISTS then SETEX is a race (two
 //     requests both see no key and both send an email): [Guard.Allow] is one
 //     SET NX PX.
@@ -70,8 +74,16 @@
 //     [Latest.List] and [Top.Range] return an error wrapping [ErrDecode].
 //   - Waiters that give up (ctx) return at once; their blocked BLMOVE ends
 //     within the lease or their ctx's deadline, then frees its connection.
-//     Each blocked waiter holds a connection of the client's pool: size
-//     PoolSize above the number of concurrent waiters per process.
+//     Each blocked waiter holds a connection of the client's pool, but only
+//     one caller per entry or counter and process blocks (the others wait
+//     in memory): size PoolSize above the number of entries and counters a
+//     process may wait for at once.
+//   - A load or restore function that panics gives its lease back (waiters
+//     elsewhere take over at once) and the panic reaches the caller of Get,
+//     Incr or [Batch.Exec] (which re-panics in its own goroutine); in a
+//     background refresh it is recovered and logged ([WithLogger]).
+//   - Background refreshes are bounded by the lease; [Cache.Wait] waits
+//     for those running (call it at shutdown, after the last Get).
 //   - A loader hands values up to 64 KiB to its waiters through the wake
 //     list, which holds that second copy for at most the lease (it exists
 //     only when someone waited); waiters re-read larger values (one more
@@ -107,10 +119,13 @@
 //
 //	Cache.Get      hit 1 (a plain GET; GET+PTTL with refresh or grace on; no script);
 //	               miss: loader 3 (read, look, store), waiter 3 (read, look, wait),
-//	               +1 per look again; due for refresh: 1, and 1 in the background
+//	               +1 per look again; a Get that joins another Get of its
+//	               process: 0; due for refresh: 1, and 1 in the background
 //	               to take the lease, then the reload
 //	Cache.Set      1       Cache.Delete  1
-//	Counter.Incr   1; missing: restorer 2, waiter 3 (look, wait, add)
+//	Counter.Incr   1; missing: restorer 2, waiter 3 (look, wait, add); a
+//	               caller waiting for another of its process 1 or 2 (add,
+//	               or look and add)
 //	Counter.Get    as Incr
 //	Guard.Allow    1 (SET NX PX)
 //	Latest.Push    1 (MULTI LPUSH LTRIM [PEXPIRE] EXEC)    Latest.List 1

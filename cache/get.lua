@@ -10,10 +10,14 @@
 -- ARGV[1] token   ARGV[2] lease ms   ARGV[3] refresh window ms   ARGV[4] grace ms
 -- ARGV[5] '1' when the caller could not decode ARGV[6], the payload it read:
 --         drop the entry if it still holds that payload, and treat it as a miss
+-- ARGV[7] '1' when the caller will wait if another holds the lease; '0' (a
+--         background check) does not count as a waiter: no copy of the value
+--         is pushed for it, and a failed refresh may keep its lease
 -- returns {0, payload}     hit
 --         {1, payload}     hit due for refresh: the caller took the lease
 --         {2}              miss: the caller took the lease and loads
---         {3, lease pttl}  miss: another caller holds the lease; wait
+--         {3, lease pttl}  miss: another caller holds the lease; wait (counted
+--                          as a waiter if ARGV[7] is '1')
 local v = redis.call('get', KEYS[1])
 if v and ARGV[5] == '1' and v == ARGV[6] then
   redis.call('del', KEYS[1])
@@ -40,5 +44,7 @@ if pttl == -2 then
   redis.call('pexpire', KEYS[2], ARGV[2])
   return {2}
 end
-redis.call('hincrby', KEYS[2], 'w', 1)
+if ARGV[7] == '1' then
+  redis.call('hincrby', KEYS[2], 'w', 1)
+end
 return {3, pttl}

@@ -1,8 +1,11 @@
 package cache_test
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -91,4 +94,80 @@ func raw(t *testing.T, b *redistest.Backend, k string) string {
 	}
 	require.NoError(t, err)
 	return v
+}
+
+// recv returns what ch delivers, failing t if that takes longer than d;
+// then it calls late (if not nil) and waits for ch anyway, so that the
+// test can show what came.
+func recv[T any](t *testing.T, ch <-chan T, d time.Duration, late func()) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(d):
+		t.Errorf("no result within %v", d)
+		if late == nil {
+			t.FailNow()
+		}
+		late()
+		return <-ch
+	}
+}
+
+// logBuffer collects what a logger writes; safe for concurrent use.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// failNextScript is a redis.Hook that, once armed, fails the next script
+// call (EVALSHA, EVAL) without sending it.
+type failNextScript struct{ armed atomic.Bool }
+
+var errInjected = errors.New("injected failure")
+
+func (h *failNextScript) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *failNextScript) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+func (h *failNextScript) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if n := cmd.Name(); (n == "evalsha" || n == "eval") && h.armed.CompareAndSwap(true, false) {
+			cmd.SetErr(errInjected)
+			return errInjected
+		}
+		return next(ctx, cmd)
+	}
+}
+
+// expireAfterRead is a redis.Hook that deletes (through del) the entry a
+// Get's GET+PTTL pipeline has just read, as if it expired between that read
+// and the next step.
+type expireAfterRead struct{ del redis.Cmdable }
+
+func (h expireAfterRead) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (h expireAfterRead) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+func (h expireAfterRead) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		if len(cmds) == 2 && cmds[0].Name() == "get" && cmds[1].Name() == "pttl" {
+			h.del.Del(context.Background(), cmds[0].Args()[1].(string))
+		}
+		return err
+	}
 }

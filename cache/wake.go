@@ -3,10 +3,7 @@ package cache
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/ria-go/ria/internal/wait"
 )
@@ -17,7 +14,8 @@ import (
 // late still finds it. The loader empties the list when it takes the lease
 // and gives it a TTL when it pushes, so a waiter only ever sees a push of
 // the lease it waits for. (internal/wait's Pop is the BLPOP of a list of the
-// caller's own; here the list is shared.)
+// caller's own; here the list is shared.) In one process, one caller per key
+// blocks; the others wait for it in memory (Cache.shared, Counter.awaitRestore).
 
 // blockFor is how long a waiter blocks when the lease has pttl ms left:
 // until it ends, plus a little jitter so that the waiters freed by an
@@ -27,8 +25,7 @@ func blockFor(pttl int64, lease time.Duration) time.Duration {
 	if pttl > 0 {
 		d = time.Duration(pttl) * time.Millisecond
 	}
-	d += time.Millisecond + wait.Jitter(min(d/10, 20*time.Millisecond))
-	return min(d, wait.MaxBlock)
+	return min(d+wait.Spread(d), wait.MaxBlock)
 }
 
 // await waits up to d for an element of the wake list key and returns it
@@ -45,32 +42,11 @@ func await(ctx context.Context, c Client, key string, d time.Duration) (string, 
 		ok  bool
 	}
 	r, err := wait.Detached(ctx, func(ctx context.Context) (rotated, error) {
-		val, ok, err := blmove(ctx, c, key, max(d, time.Millisecond))
+		val, ok, err := wait.BLMove(ctx, c, max(d, time.Millisecond), key, key, "RIGHT", "LEFT")
+		if err != nil {
+			err = fmt.Errorf("BLMOVE %s: %w", key, err)
+		}
 		return rotated{val, ok}, err
 	})
 	return r.val, r.ok, err
-}
-
-// blmove rotates the list key, waiting at most d for an element. go-redis's
-// BLMove takes whole seconds (and lengthens the read timeout to match); a
-// shorter wait goes through Do with a fractional timeout (Redis 6+) when
-// the client's read timeout leaves room for it, else it waits a second.
-func blmove(ctx context.Context, c Client, key string, d time.Duration) (string, bool, error) {
-	var (
-		v   string
-		err error
-	)
-	if d >= time.Second || !wait.RoomFor(c, d) {
-		v, err = c.BLMove(ctx, key, key, "RIGHT", "LEFT", max(d.Truncate(time.Second), time.Second)).Result()
-	} else {
-		secs := strconv.FormatFloat(max(d.Seconds(), 0.001), 'f', 3, 64)
-		v, err = c.Do(ctx, "blmove", key, key, "RIGHT", "LEFT", secs).Text()
-	}
-	switch {
-	case err == redis.Nil:
-		return "", false, nil
-	case err != nil:
-		return "", false, fmt.Errorf("BLMOVE %s: %w", key, err)
-	}
-	return v, true, nil
 }

@@ -342,7 +342,7 @@ func (r *run) full(ctx context.Context, due, maintained time.Time) bool {
 		if next := maintained.Add(maintainEvery); next.After(at) {
 			at = next
 		}
-		t := time.NewTimer(time.Until(at) + spread(time.Until(at)))
+		t := time.NewTimer(time.Until(at) + wait.Spread(time.Until(at)))
 		defer t.Stop()
 		timer = t.C
 	}
@@ -365,16 +365,10 @@ func (r *run) block(ws waits) time.Duration {
 	block := min(maxBlock, r.w.o.lease)
 	for _, d := range []time.Duration{ws.delayed, ws.inflight} {
 		if d >= 0 {
-			block = min(block, d+spread(d))
+			block = min(block, d+wait.Spread(d))
 		}
 	}
 	return block
-}
-
-// spread is a little time added to a wait until a due time: 1ms, plus up
-// to a tenth of it (at most 20ms), at random.
-func spread(d time.Duration) time.Duration {
-	return time.Millisecond + wait.Jitter(min(max(d, 0)/10, 20*time.Millisecond))
 }
 
 // drain receives the outcomes that are ready, without waiting.

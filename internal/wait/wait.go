@@ -10,6 +10,10 @@
 // also wakes when the holder's lease would end (the retryIn its attempt
 // returned) and tries again. A waiter that gives up leaves the queue,
 // handing on whatever it was granted meanwhile.
+//
+// It also holds the blocking reads other packages build on ([BLPop],
+// [BLMove], [Detached]) and the retry helpers ([Transient], [Jitter],
+// [Spread], [Sleep]).
 package wait
 
 import (
@@ -103,7 +107,7 @@ func Queue(ctx context.Context, c Client, deadline time.Time, t Turn) (bool, err
 			backoff, lastErr = 0, nil
 			block := left
 			if retryIn > 0 {
-				block = min(block, retryIn+spread(retryIn))
+				block = min(block, retryIn+Spread(retryIn))
 			}
 			if !deadline.IsZero() {
 				block = min(block, time.Until(deadline))
@@ -135,11 +139,12 @@ func Queue(ctx context.Context, c Client, deadline time.Time, t Turn) (bool, err
 	}
 }
 
-// spread is the jitter added to a wait bound by a holder's lease, so that
-// waiters freed by an expiry do not all try in the same millisecond: up to a
-// tenth of it, at most 20ms.
-func spread(d time.Duration) time.Duration {
-	return time.Millisecond + Jitter(min(d/10, 20*time.Millisecond))
+// Spread is the margin to add to a wait bound by a holder's lease d, so
+// that the waiters an expiry frees do not all try again in the same
+// millisecond: 1ms plus a jitter of up to a tenth of d, at most 20ms (1ms
+// for d <= 0).
+func Spread(d time.Duration) time.Duration {
+	return time.Millisecond + Jitter(min(max(d, 0)/10, 20*time.Millisecond))
 }
 
 // Pop waits up to d for a value on key, a list that only this caller reads,
@@ -206,18 +211,18 @@ func Detached[T any](ctx context.Context, fn func(ctx context.Context) (T, error
 // passed). go-redis's BLPop takes whole seconds only (and lengthens the read
 // timeout to match); a shorter wait goes through Do with a fractional
 // timeout (Redis 6+), as long as the client's read timeout leaves room for
-// it, else it waits a whole second.
+// it ([RoomFor]), else it waits a whole second.
 func BLPop(ctx context.Context, c Client, d time.Duration, keys ...string) (key, val string, ok bool, err error) {
 	var kv []string
-	if d >= time.Second || !RoomFor(c, d) {
-		kv, err = c.BLPop(ctx, max(d.Truncate(time.Second), time.Second), keys...).Result()
+	if secs, frac := blockTimeout(c, d); frac == "" {
+		kv, err = c.BLPop(ctx, secs, keys...).Result()
 	} else {
 		args := make([]any, 0, len(keys)+2)
 		args = append(args, "blpop")
 		for _, k := range keys {
 			args = append(args, k)
 		}
-		args = append(args, strconv.FormatFloat(max(d.Seconds(), 0.001), 'f', 3, 64))
+		args = append(args, frac)
 		kv, err = c.Do(ctx, args...).StringSlice()
 	}
 	switch {
@@ -229,6 +234,53 @@ func BLPop(ctx context.Context, c Client, d time.Duration, keys ...string) (key,
 		return "", "", false, fmt.Errorf("wait: BLPOP %v: want [key value], got %d values", keys, len(kv))
 	}
 	return kv[0], kv[1], true, nil
+}
+
+// Mover is the subset of go-redis that [BLMove] needs.
+type Mover interface {
+	BLMove(ctx context.Context, source, destination, srcpos, destpos string, timeout time.Duration) *redis.StringCmd
+	Do(ctx context.Context, args ...any) *redis.Cmd
+}
+
+var (
+	_ Mover = (*redis.Client)(nil)
+	_ Mover = (*redis.ClusterClient)(nil)
+	_ Mover = (*redis.Ring)(nil)
+)
+
+// BLMove moves an element from the srcPos end ("LEFT" or "RIGHT") of the
+// list src to the dstPos end of dst, waiting at most d for one, and returns
+// it (ok false when d passed). With src == dst it rotates a shared list: the
+// element stays for the next reader. It waits d as [BLPop] does: whole
+// seconds through go-redis's BLMove, a sub-second d through Do when the
+// client's read timeout leaves room for it.
+func BLMove(ctx context.Context, c Mover, d time.Duration, src, dst, srcPos, dstPos string) (val string, ok bool, err error) {
+	if secs, frac := blockTimeout(c, d); frac == "" {
+		val, err = c.BLMove(ctx, src, dst, srcPos, dstPos, secs).Result()
+	} else {
+		val, err = c.Do(ctx, "blmove", src, dst, srcPos, dstPos, frac).Text()
+	}
+	switch {
+	case err == redis.Nil:
+		return "", false, nil
+	case err != nil:
+		return "", false, err
+	}
+	return val, true, nil
+}
+
+// blockTimeout chooses how a blocking command waits d on c. go-redis's own
+// blocking methods take whole seconds (and lengthen the read timeout to
+// match): for d of a second or more, or when c's read timeout leaves no
+// room for a sub-second wait, it returns secs, d rounded down to a whole
+// second (at least one), and frac "". Otherwise it returns frac, the
+// fractional timeout argument (Redis 6+) for a call through Do, which does
+// not lengthen the read timeout.
+func blockTimeout(c any, d time.Duration) (secs time.Duration, frac string) {
+	if d >= time.Second || !RoomFor(c, d) {
+		return max(d.Truncate(time.Second), time.Second), ""
+	}
+	return 0, strconv.FormatFloat(max(d.Seconds(), 0.001), 'f', 3, 64)
 }
 
 // RoomFor reports whether c's read timeout (go-redis's default: 3s) is

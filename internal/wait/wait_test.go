@@ -142,6 +142,26 @@ func TestJitter(t *testing.T) {
 	}
 }
 
+func TestSpread(t *testing.T) {
+	for _, tt := range []struct{ d, lo, hi time.Duration }{
+		{0, time.Millisecond, time.Millisecond},
+		{-time.Second, time.Millisecond, time.Millisecond},
+		{10 * time.Millisecond, 1500 * time.Microsecond, 2 * time.Millisecond}, // a tenth of d
+		{time.Second, 11 * time.Millisecond, 21 * time.Millisecond},            // at most 20ms
+		{time.Minute, 11 * time.Millisecond, 21 * time.Millisecond},
+	} {
+		t.Run(tt.d.String(), func(t *testing.T) {
+			lo, hi := time.Hour, time.Duration(0)
+			for range 2000 {
+				s := wait.Spread(tt.d)
+				lo, hi = min(lo, s), max(hi, s)
+			}
+			assert.GreaterOrEqual(t, lo, tt.lo)
+			assert.LessOrEqual(t, hi, tt.hi)
+		})
+	}
+}
+
 func TestSleep(t *testing.T) {
 	start := time.Now()
 	require.NoError(t, wait.Sleep(t.Context(), 20*time.Millisecond))
@@ -156,14 +176,15 @@ func TestSleep(t *testing.T) {
 
 var blockerSeq atomic.Int64
 
-// blocker is a client of b whose BLPOP the test can see blocked on the
-// server: on a real server through CLIENT LIST (it has a name of its own), on
-// miniredis through the server's command count.
+// blocker is a client of b whose BLPOP (or the command in cmd) the test can
+// see blocked on the server: on a real server through CLIENT LIST (it has a
+// name of its own), on miniredis through the server's command count.
 type blocker struct {
 	redis.UniversalClient
 	b    *redistest.Backend
 	name string
-	mark int // miniredis command count when armed
+	cmd  string // the blocking command: "blpop" unless set
+	mark int    // miniredis command count when armed
 }
 
 func newBlocker(t *testing.T, b *redistest.Backend) *blocker {
@@ -175,7 +196,7 @@ func newBlocker(t *testing.T, b *redistest.Backend) *blocker {
 		c = redis.NewClient(&redis.Options{Addr: b.Addrs()[0], ClientName: name})
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	return &blocker{UniversalClient: c, b: b, name: name}
+	return &blocker{UniversalClient: c, b: b, name: name, cmd: "blpop"}
 }
 
 // arm connects the blocker and b.Client to key's server, so that from now
@@ -206,7 +227,7 @@ func (k *blocker) blocked(t *testing.T) bool {
 				name, v, _ := strings.Cut(kv, "=")
 				f[name] = v
 			}
-			if f["name"] == k.name && f["cmd"] == "blpop" && strings.Contains(f["flags"], "b") {
+			if f["name"] == k.name && f["cmd"] == k.cmd && strings.Contains(f["flags"], "b") {
 				found.Store(true)
 			}
 		}
@@ -227,7 +248,7 @@ func (k *blocker) blocked(t *testing.T) bool {
 
 // waitBlocked waits until the blocker's BLPOP has reached the server.
 func (k *blocker) waitBlocked(t *testing.T) {
-	require.Eventually(t, func() bool { return k.blocked(t) }, 10*time.Second, 5*time.Millisecond, "BLPOP never blocked")
+	require.Eventually(t, func() bool { return k.blocked(t) }, 10*time.Second, 5*time.Millisecond, k.cmd+" never blocked")
 }
 
 // bounded returns a ctx that ends well after any wait in these tests, so
@@ -416,6 +437,95 @@ func TestPop_subSecondWithShortReadTimeout(t *testing.T) {
 					assert.GreaterOrEqual(t, time.Since(start), d-10*time.Millisecond, "waited the whole d")
 				}
 			})
+		}
+	})
+}
+
+type moved struct {
+	val string
+	ok  bool
+	err error
+}
+
+func blmove(ctx context.Context, c wait.Mover, d time.Duration, src, dst string) moved {
+	val, ok, err := wait.BLMove(ctx, c, d, src, dst, "RIGHT", "LEFT")
+	return moved{val, ok, err}
+}
+
+// BLMove moves a waiting element at once, waits for one to arrive, times
+// out without an error, rotates a list onto itself, and waits a sub-second
+// d whole on a client whose read timeout is shorter than d.
+func TestBLMove(t *testing.T) {
+	t.Parallel() // mostly waits out timeouts
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		t.Parallel() // the backends too: each has keys of its own
+		ctx := t.Context()
+		src, dst := b.Prefix+"{k}:src", b.Prefix+"{k}:dst"
+		require.NoError(t, b.Client.RPush(ctx, src, "a", "b", "c").Err())
+		for _, tt := range []struct {
+			d    time.Duration
+			want string
+		}{{5 * time.Second, "c"}, {500 * time.Millisecond, "b"}} {
+			start := time.Now()
+			assert.Equal(t, moved{tt.want, true, nil}, blmove(bounded(t), b.Client, tt.d, src, dst))
+			assert.Less(t, time.Since(start), tt.d/2, "a waiting element is taken at once")
+		}
+		got, err := b.Client.LRange(ctx, dst, 0, -1).Result()
+		require.NoError(t, err)
+		assert.Equal(t, []string{"b", "c"}, got, "moved to dst's left")
+		for range 2 {
+			assert.Equal(t, moved{"a", true, nil}, blmove(bounded(t), b.Client, 300*time.Millisecond, src, src))
+		}
+		got, err = b.Client.LRange(ctx, src, 0, -1).Result()
+		require.NoError(t, err)
+		assert.Equal(t, []string{"a"}, got, "rotated onto itself: still there")
+
+		empty := b.Prefix + "{k}:empty"
+		for _, d := range []time.Duration{10 * time.Second, 900 * time.Millisecond} {
+			t.Run("arrives/"+d.String(), func(t *testing.T) {
+				k := newBlocker(t, b)
+				k.cmd = "blmove"
+				k.arm(t, empty)
+				start := time.Now()
+				done := async(func() moved { return blmove(bounded(t), k, d, empty, empty) })
+				k.waitBlocked(t)
+				require.NoError(t, b.Client.LPush(t.Context(), empty, "v").Err())
+				assert.Equal(t, moved{"v", true, nil}, within(t, done, d))
+				if d >= time.Second {
+					assert.Less(t, time.Since(start), d/2, "woken well before d")
+				}
+				require.NoError(t, b.Client.Del(t.Context(), empty).Err())
+			})
+		}
+
+		const readTimeout = 100 * time.Millisecond
+		var short redis.UniversalClient
+		if b.Kind == redistest.Cluster {
+			short = redis.NewClusterClient(&redis.ClusterOptions{Addrs: b.Addrs(), ReadTimeout: readTimeout})
+		} else {
+			short = redis.NewClient(&redis.Options{Addr: b.Addrs()[0], ReadTimeout: readTimeout})
+		}
+		t.Cleanup(func() { _ = short.Close() })
+		for _, tt := range []struct {
+			name string
+			c    wait.Mover
+			d    time.Duration
+		}{{"timeout/300ms", b.Client, 300 * time.Millisecond}, {"timeout/1s", b.Client, time.Second},
+			{"shortReadTimeout/300ms", short, 300 * time.Millisecond}} {
+			t.Run(tt.name, func(t *testing.T) {
+				start := time.Now()
+				assert.Equal(t, moved{"", false, nil}, blmove(bounded(t), tt.c, tt.d, empty, empty), "a timeout is not an error")
+				elapsed := time.Since(start)
+				assert.GreaterOrEqual(t, elapsed, tt.d-10*time.Millisecond, "waited the whole d")
+				assert.Less(t, elapsed, tt.d+3*time.Second)
+			})
+		}
+
+		require.NoError(t, b.Client.Set(ctx, empty, "x", 0).Err())
+		for _, d := range []time.Duration{time.Second, 100 * time.Millisecond} {
+			r := blmove(bounded(t), b.Client, d, empty, empty)
+			assert.False(t, r.ok)
+			assert.ErrorContains(t, r.err, "WRONGTYPE")
 		}
 	})
 }
