@@ -17,15 +17,11 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/signal"
-	"runtime"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,11 +30,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/ria-go/ria/bench/internal/report"
 	"github.com/ria-go/ria/bench/internal/server"
 	"github.com/ria-go/ria/cache"
-	"github.com/ria-go/ria/internal/roundtrip"
 )
 
 // The kinds of workload.
@@ -134,122 +128,38 @@ func run(ctx context.Context, d time.Duration, rounds int, verbose bool, only st
 	if len(run) == 0 {
 		return fmt.Errorf("no scenario named %q", only)
 	}
-	srv, err := server.Start(ctx)
+	e, err := server.Open(ctx, "cachebench", 4)
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, srv.Stop()) }()
+	defer func() { err = errors.Join(err, e.Close()) }()
+	e.Patterns = append(e.Patterns, "rate:"+e.Prefix+"*") // redis_rate puts "rate:" before the keys it is given
 
-	e, err := newEnv(srv.Addr())
-	if err != nil {
-		return err
-	}
-	defer e.close()
-	version, err := server.Version(ctx, e.admin)
-	if err != nil {
-		return err
-	}
-
-	origin := "started by cachebench with --save \"\" --appendonly no"
-	if srv.External() {
-		origin = "from REDIS_ADDR"
-	}
 	warm := min(d/4, 250*time.Millisecond)
-	fmt.Printf("cachebench: ria cache (this repository) vs %s vs %s\n",
-		modVersion("github.com/go-redis/cache/v9"), modVersion("github.com/go-redis/redis_rate/v10"))
-	fmt.Printf("Redis %s at %s (%s); %s; %s; %s %s/%s, GOMAXPROCS=%d, %d CPUs shared by clients and server\n",
-		version, srv.Addr(), origin, modVersion("github.com/redis/go-redis/v9"), modVersion("github.com/vmihailenco/msgpack/v5"),
-		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), runtime.NumCPU())
+	report.Header(os.Stdout, e, "cache", []string{"github.com/go-redis/cache/v9", "github.com/go-redis/redis_rate/v10"},
+		[]string{"github.com/redis/go-redis/v9", "github.com/vmihailenco/msgpack/v5"})
 	fmt.Printf("Every number is the median of %d interleaved round(s) (each contender in turn, then again) of %v per contender, on one machine and one server, after a %v warm-up run of each.\n",
 		rounds, d, warm)
 
 	for _, sc := range run {
-		res := make([][]result, len(sc.contenders))
-		for i, c := range sc.contenders {
-			if _, err := e.run(ctx, sc, c, "warmup", warm); err != nil {
-				return fmt.Errorf("%s %s: %w", sc.name, c.name, err)
+		res, err := report.Interleave(len(sc.contenders), rounds, true, func(i, round int) (result, error) {
+			c := sc.contenders[i]
+			tag, rd := "r"+strconv.Itoa(round), d
+			if round == 0 {
+				tag, rd = "warmup", warm
 			}
-			res[i] = make([]result, 0, rounds)
-		}
-		for r := range rounds {
-			for i, c := range sc.contenders {
-				got, err := e.run(ctx, sc, c, "r"+strconv.Itoa(r+1), d)
-				if err != nil {
-					return fmt.Errorf("%s %s: %w", sc.name, c.name, err)
-				}
-				res[i] = append(res[i], got)
+			got, err := measure(ctx, e, sc, c, tag, rd)
+			if err != nil {
+				return got, fmt.Errorf("%s %s: %w", sc.name, c.name, err)
 			}
+			return got, nil
+		})
+		if err != nil {
+			return err
 		}
-		report(os.Stdout, sc, res, verbose)
+		printReport(os.Stdout, sc, res, verbose)
 	}
 	notes(os.Stdout)
-	return nil
-}
-
-// env holds the connections a benchmark runs on.
-type env struct {
-	admin   *redis.Client   // harness commands (INFO, CONFIG, SCAN/DEL); not counted
-	clients []*redis.Client // the contenders' clients ("processes"), each with a hook
-	hooks   []*roundtrip.Counter
-	prefix  string // of every key this process writes
-}
-
-func newEnv(addr string) (*env, error) {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	e := &env{
-		admin:  redis.NewClient(&redis.Options{Addr: addr}),
-		prefix: "cachebench:" + hex.EncodeToString(b[:]) + ":",
-	}
-	for range 4 {
-		// PoolSize above the goroutines per client: a ria waiter holds a
-		// connection while it blocks in BLMOVE.
-		c := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 64})
-		h := &roundtrip.Counter{}
-		c.AddHook(h)
-		e.clients, e.hooks = append(e.clients, c), append(e.hooks, h)
-	}
-	return e, nil
-}
-
-func (e *env) close() {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	_ = e.cleanup(ctx)
-	for _, c := range e.clients {
-		_ = c.Close()
-	}
-	_ = e.admin.Close()
-}
-
-func (e *env) roundTrips() int64 {
-	var n int64
-	for _, h := range e.hooks {
-		n += h.RoundTrips()
-	}
-	return n
-}
-
-// cleanup deletes every key this process wrote (redis_rate puts "rate:"
-// before the keys it is given).
-func (e *env) cleanup(ctx context.Context) error {
-	var keys []string
-	for _, pattern := range []string{e.prefix + "*", "rate:" + e.prefix + "*"} {
-		iter := e.admin.Scan(ctx, 0, pattern, 1000).Iterator()
-		for iter.Next(ctx) {
-			keys = append(keys, iter.Val())
-		}
-		if err := iter.Err(); err != nil {
-			return fmt.Errorf("cleanup: %w", err)
-		}
-	}
-	for len(keys) > 0 {
-		n := min(len(keys), 500)
-		if err := e.admin.Unlink(ctx, keys[:n]...).Err(); err != nil {
-			return fmt.Errorf("cleanup: %w", err)
-		}
-		keys = keys[n:]
-	}
 	return nil
 }
 
@@ -257,24 +167,22 @@ func (e *env) cleanup(ctx context.Context) error {
 // counts cover the run's duration exactly: counters are read when it ends,
 // before the goroutines finish their last operation.
 type result struct {
-	elapsed    time.Duration
-	ops        int64 // operations (stampede: keys)
-	roundTrips int64 // client side, all clients
-	calls      server.Calls
-	loads      int64 // loads from the system of record (cache scenarios)
-	allowed    int64 // guard: calls allowed
-	keys       int64 // guard: distinct keys asked about
-	errors     int64
-	firstErr   error
+	server.Window       // round trips: client side, all clients
+	ops           int64 // operations (stampede: keys)
+	loads         int64 // loads from the system of record (cache scenarios)
+	allowed       int64 // guard: calls allowed
+	keys          int64 // guard: distinct keys asked about
+	errors        int64
+	firstErr      error
 }
 
-// run runs contender c of scenario sc for d and measures it. tag tells the
-// run's keys apart from other runs'.
-func (e *env) run(ctx context.Context, sc scenario, c contender, tag string, d time.Duration) (result, error) {
-	prefix := e.prefix + sc.name + ":" + tag + ":"
+// measure runs contender c of scenario sc for d on e. tag tells the run's
+// keys apart from other runs'.
+func measure(ctx context.Context, e *server.Env, sc scenario, c contender, tag string, d time.Duration) (result, error) {
+	prefix := e.Prefix + sc.name + ":" + tag + ":"
 	procs := make([]proc, sc.clients)
 	for i := range procs {
-		p, err := c.newProc(e.clients[i], prefix)
+		p, err := c.newProc(e.Clients[i], prefix)
 		if err != nil {
 			return result{}, err
 		}
@@ -292,7 +200,6 @@ func (e *env) run(ctx context.Context, sc scenario, c contender, tag string, d t
 		}
 		l.loads.Store(0)
 	}
-	runtime.GC()
 
 	var (
 		stop     atomic.Bool
@@ -362,55 +269,16 @@ func (e *env) run(ctx context.Context, sc scenario, c contender, tag string, d t
 		}
 	}
 
-	if err := server.ResetStats(ctx, e.admin); err != nil {
+	var r result
+	w, err := e.Timed(ctx, d, func() { close(start) }, func() {
 		stop.Store(true)
-		close(start)
-		wg.Wait()
-		return result{}, err
-	}
-	rt0 := e.roundTrips()
-	t0 := time.Now()
-	close(start)
-	timer := time.NewTimer(d)
-	select {
-	case <-timer.C:
-	case <-ctx.Done():
-		timer.Stop()
-	}
-	stop.Store(true)
-	loads := l.loads.Load()
-	if sc.kind == kindStampede {
-		loads = loaded.Load() // the keys counted in ops
-	}
-	r := result{
-		elapsed:    time.Since(t0),
-		ops:        ops.Load(),
-		roundTrips: e.roundTrips() - rt0,
-		loads:      loads,
-		allowed:    allowed.Load(),
-		keys:       min(next.Load(), guardKeys),
-	}
-	calls, err := server.CommandCalls(context.WithoutCancel(ctx), e.admin)
-	wg.Wait()
-	r.calls = calls
-	r.errors, r.firstErr = errs.Load(), firstErr
-	if cerr := e.cleanup(context.WithoutCancel(ctx)); cerr != nil {
-		err = errors.Join(err, cerr)
-	}
-	if err == nil {
-		err = ctx.Err()
-	}
-	return r, err
-}
-
-// modVersion returns "path version" of a module this binary was built with.
-func modVersion(path string) string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, m := range bi.Deps {
-			if m.Path == path {
-				return m.Path + " " + m.Version
-			}
+		r.ops, r.loads, r.allowed, r.keys = ops.Load(), l.loads.Load(), allowed.Load(), min(next.Load(), guardKeys)
+		if sc.kind == kindStampede {
+			r.loads = loaded.Load() // the keys counted in ops
 		}
-	}
-	return path + " (version unknown)"
+	})
+	wg.Wait()
+	r.Window = w
+	r.errors, r.firstErr = errs.Load(), firstErr
+	return r, e.Finish(ctx, err)
 }

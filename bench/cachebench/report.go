@@ -3,9 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
-	"maps"
 	"slices"
-	"strings"
+
+	"github.com/ria-go/ria/bench/internal/report"
+	"github.com/ria-go/ria/bench/internal/server"
 )
 
 // metrics are the numbers of one run that the table shows.
@@ -14,10 +15,10 @@ type metrics struct {
 }
 
 func (r result) metrics() metrics {
-	m := metrics{ops: float64(r.ops) / r.elapsed.Seconds()}
+	m := metrics{ops: float64(r.ops) / r.Elapsed.Seconds()}
 	if r.ops > 0 {
-		m.rtPerOp = float64(r.roundTrips) / float64(r.ops)
-		m.srvPerOp = float64(r.calls.Total()) / float64(r.ops)
+		m.rtPerOp = float64(r.RoundTrips) / float64(r.ops)
+		m.srvPerOp = float64(r.Calls.Total()) / float64(r.ops)
 		m.loadsPerOp = float64(r.loads) / float64(r.ops)
 	}
 	return m
@@ -35,63 +36,39 @@ type summary struct {
 
 func summarize(rs []result) summary {
 	var s summary
-	var ops, rt, srv, loads []float64
-	cmds := map[string][]float64{}
+	var ops, rt, srv, loads, n []float64
+	var calls []server.Calls
 	for _, r := range rs {
 		m := r.metrics()
 		ops, rt, srv, loads = append(ops, m.ops), append(rt, m.rtPerOp), append(srv, m.srvPerOp), append(loads, m.loadsPerOp)
+		calls, n = append(calls, r.Calls), append(n, float64(r.ops))
 		s.allowed += r.allowed
 		s.keys += r.keys
 		s.errors += r.errors
 		if s.firstErr == nil {
 			s.firstErr = r.firstErr
 		}
-		for name := range r.calls {
-			cmds[name] = nil
-		}
 	}
-	for name := range cmds {
-		for _, r := range rs {
-			v := 0.0
-			if r.ops > 0 {
-				v = float64(r.calls[name]) / float64(r.ops)
-			}
-			cmds[name] = append(cmds[name], v)
-		}
-	}
-	s.metrics = metrics{ops: median(ops), rtPerOp: median(rt), srvPerOp: median(srv), loadsPerOp: median(loads)}
+	s.metrics = metrics{ops: report.Median(ops), rtPerOp: report.Median(rt), srvPerOp: report.Median(srv), loadsPerOp: report.Median(loads)}
 	s.minOps, s.maxOps = slices.Min(ops), slices.Max(ops)
-	s.perCmd = map[string]float64{}
-	for name, v := range cmds {
-		s.perCmd[name] = median(v)
-	}
+	s.perCmd = report.PerCommand(calls, n)
 	return s
 }
 
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := slices.Sorted(slices.Values(v))
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
-// report prints one scenario's table, its ratio lines and the contenders'
+// printReport prints one scenario's table, its ratio lines and the contenders'
 // configurations. res[i] holds the rounds of sc.contenders[i]; the last
 // contender is the other library, which every ria row is compared with.
-func report(w io.Writer, sc scenario, res [][]result, verbose bool) {
+func printReport(w io.Writer, sc scenario, res [][]result, verbose bool) {
 	sums := make([]summary, len(res))
+	names, about := make([]string, len(res)), make([]string, len(res))
 	for i, rs := range res {
 		sums[i] = summarize(rs)
+		names[i], about[i] = sc.contenders[i].name, sc.contenders[i].note
 	}
 	lib := len(sums) - 1
-	other := sc.contenders[lib].name
+	other := names[lib]
 
-	fmt.Fprintf(w, "\n== %s: %s ==\n\n", sc.name, sc.title)
+	report.Heading(w, sc.name, sc.title)
 	head := []string{"contender", "ops/s", "ops/s min..max", "x/" + other, "rt/op", "srv cmds/op"}
 	if sc.kind == kindGuard {
 		head = append(head, "allowed/keys")
@@ -104,7 +81,7 @@ func report(w io.Writer, sc scenario, res [][]result, verbose bool) {
 		row := []string{
 			sc.contenders[i].name, fmt.Sprintf("%.0f", s.ops),
 			fmt.Sprintf("%.0f..%.0f", s.minOps, s.maxOps),
-			ratio(s.ops, sums[lib].ops),
+			report.Ratio(s.ops, sums[lib].ops),
 			fmt.Sprintf("%.2f", s.rtPerOp), fmt.Sprintf("%.2f", s.srvPerOp),
 		}
 		if sc.kind == kindGuard {
@@ -115,80 +92,19 @@ func report(w io.Writer, sc scenario, res [][]result, verbose bool) {
 		row = append(row, fmt.Sprint(s.errors))
 		rows = append(rows, row)
 	}
-	table(w, rows)
+	report.Table(w, rows)
 
 	fmt.Fprintln(w)
 	for i, s := range sums[:lib] {
-		fmt.Fprintf(w, "%s: %s/%s = %s (ops/s, medians: %.0f vs %.0f)\n",
-			sc.name, sc.contenders[i].name, other, ratio(s.ops, sums[lib].ops), s.ops, sums[lib].ops)
+		report.RatioLine(w, sc.name, names[i], other, s.ops, sums[lib].ops, "ops/s")
 	}
 	fmt.Fprintln(w)
-	for _, c := range sc.contenders {
-		fmt.Fprintf(w, "  %-*s %s\n", nameWidth(sc), c.name, c.note)
-	}
+	report.Notes(w, names, about)
 	for i, s := range sums {
-		if s.firstErr != nil {
-			fmt.Fprintf(w, "  %s: %d errors, the first: %v\n", sc.contenders[i].name, s.errors, s.firstErr)
-		}
+		report.Errors(w, names[i], s.errors, s.firstErr)
 	}
 	if verbose {
-		fmt.Fprintln(w, "\n  server commands per operation, by command (medians):")
-		for i, s := range sums {
-			names := slices.Collect(maps.Keys(s.perCmd))
-			slices.SortFunc(names, func(a, b string) int {
-				if d := s.perCmd[b] - s.perCmd[a]; d != 0 {
-					if d > 0 {
-						return 1
-					}
-					return -1
-				}
-				return strings.Compare(a, b)
-			})
-			parts := make([]string, 0, len(names))
-			for _, n := range names {
-				if s.perCmd[n] >= 0.005 {
-					parts = append(parts, fmt.Sprintf("%s %.2f", n, s.perCmd[n]))
-				}
-			}
-			fmt.Fprintf(w, "  %-*s %s\n", nameWidth(sc), sc.contenders[i].name, strings.Join(parts, ", "))
-		}
-	}
-}
-
-func nameWidth(sc scenario) int {
-	n := 0
-	for _, c := range sc.contenders {
-		n = max(n, len(c.name))
-	}
-	return n + 1
-}
-
-func ratio(a, b float64) string {
-	if b == 0 {
-		return "inf"
-	}
-	return fmt.Sprintf("%.2fx", a/b)
-}
-
-// table prints rows with aligned columns: the first left-aligned, the others
-// right-aligned.
-func table(w io.Writer, rows [][]string) {
-	widths := make([]int, len(rows[0]))
-	for _, r := range rows {
-		for i, cell := range r {
-			widths[i] = max(widths[i], len(cell))
-		}
-	}
-	for _, r := range rows {
-		var b strings.Builder
-		for i, cell := range r {
-			if i == 0 {
-				fmt.Fprintf(&b, "%-*s", widths[i], cell)
-			} else {
-				fmt.Fprintf(&b, "  %*s", widths[i], cell)
-			}
-		}
-		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+		report.Commands(w, "operation", names, func(i int) map[string]float64 { return sums[i].perCmd })
 	}
 }
 

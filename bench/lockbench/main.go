@@ -16,8 +16,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -25,17 +23,15 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/bsm/redislock"
-	"github.com/redis/go-redis/v9"
 
+	"github.com/ria-go/ria/bench/internal/report"
 	"github.com/ria-go/ria/bench/internal/server"
-	"github.com/ria-go/ria/internal/roundtrip"
 )
 
 // scenario is one workload, run by each of its contenders.
@@ -116,156 +112,41 @@ func main() {
 }
 
 func run(ctx context.Context, d time.Duration, rounds int, verbose bool) (err error) {
-	srv, err := server.Start(ctx)
+	e, err := server.Open(ctx, "lockbench", 2)
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, srv.Stop()) }()
+	defer func() { err = errors.Join(err, e.Close()) }()
 
-	e, err := newEnv(ctx, srv.Addr())
-	if err != nil {
-		return err
-	}
-	defer e.close()
-	version, err := server.Version(ctx, e.admin)
-	if err != nil {
-		return err
-	}
-
-	origin := "started by lockbench with --save \"\" --appendonly no"
-	if srv.External() {
-		origin = "from REDIS_ADDR"
-	}
 	warm := min(d/4, 250*time.Millisecond)
-	fmt.Printf("lockbench: ria lock (this repository) vs %s vs %s\n", modVersion("github.com/bsm/redislock"), modVersion("github.com/go-redsync/redsync/v4"))
-	fmt.Printf("Redis %s at %s (%s); %s; %s %s/%s, GOMAXPROCS=%d, %d CPUs shared by clients and server\n",
-		version, srv.Addr(), origin, modVersion("github.com/redis/go-redis/v9"),
-		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), runtime.NumCPU())
+	report.Header(os.Stdout, e, "lock", []string{"github.com/bsm/redislock", "github.com/go-redsync/redsync/v4"},
+		[]string{"github.com/redis/go-redis/v9"})
 	fmt.Printf("Every number is the median of %d interleaved round(s) (ria, then each other contender, then again) of %v per contender, on one machine and one server, after a %v warm-up run of each.\n",
 		rounds, d, warm)
 
 	for _, sc := range scenarios() {
-		res := make([][]result, len(sc.contenders))
-		for i, c := range sc.contenders {
-			if _, err := e.run(ctx, sc, c, "warmup", warm); err != nil {
-				return err
+		res, err := report.Interleave(len(sc.contenders), rounds, true, func(i, round int) (result, error) {
+			if round == 0 {
+				return measure(ctx, e, sc, sc.contenders[i], "warmup", warm)
 			}
-			res[i] = make([]result, 0, rounds)
-		}
-		for r := range rounds {
-			for i, c := range sc.contenders {
-				got, err := e.run(ctx, sc, c, fmt.Sprintf("r%d", r+1), d)
-				if err != nil {
-					return err
-				}
-				res[i] = append(res[i], got)
-			}
-		}
-		report(os.Stdout, sc, res, verbose)
-	}
-	notes(os.Stdout)
-	return nil
-}
-
-// env holds the connections a benchmark runs on.
-type env struct {
-	admin   *redis.Client   // harness commands (INFO, CONFIG, SCAN/DEL); not counted
-	clients []*redis.Client // the contenders' clients, each with a hook
-	hooks   []*roundtrip.Counter
-	prefix  string // of every key this process writes
-	blocked int64  // blocked clients on the server before we started
-}
-
-func newEnv(ctx context.Context, addr string) (*env, error) {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	e := &env{
-		admin:  redis.NewClient(&redis.Options{Addr: addr}),
-		prefix: "lockbench:" + hex.EncodeToString(b[:]) + ":",
-	}
-	for range 2 {
-		// PoolSize above the goroutines per client: a ria waiter holds a
-		// connection while it blocks in BLPOP.
-		c := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 64})
-		h := &roundtrip.Counter{}
-		c.AddHook(h)
-		e.clients, e.hooks = append(e.clients, c), append(e.hooks, h)
-	}
-	var err error
-	if e.blocked, err = server.BlockedClients(ctx, e.admin); err != nil {
-		e.close()
-		return nil, err
-	}
-	return e, nil
-}
-
-func (e *env) close() {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	_ = e.cleanup(ctx)
-	for _, c := range e.clients {
-		_ = c.Close()
-	}
-	_ = e.admin.Close()
-}
-
-func (e *env) roundTrips() int64 {
-	var n int64
-	for _, h := range e.hooks {
-		n += h.RoundTrips()
-	}
-	return n
-}
-
-// cleanup deletes every key this process wrote.
-func (e *env) cleanup(ctx context.Context) error {
-	iter := e.admin.Scan(ctx, 0, e.prefix+"*", 1000).Iterator()
-	var keys []string
-	for iter.Next(ctx) {
-		keys = append(keys, iter.Val())
-	}
-	if err := iter.Err(); err != nil {
-		return fmt.Errorf("cleanup: %w", err)
-	}
-	for len(keys) > 0 {
-		n := min(len(keys), 500)
-		if err := e.admin.Del(ctx, keys[:n]...).Err(); err != nil {
-			return fmt.Errorf("cleanup: %w", err)
-		}
-		keys = keys[n:]
-	}
-	return nil
-}
-
-// settle waits until no client of ours is blocked on the server, so that a
-// previous run's BLPOP cannot land in the next run's counts.
-func (e *env) settle(ctx context.Context) error {
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		n, err := server.BlockedClients(ctx, e.admin)
+			return measure(ctx, e, sc, sc.contenders[i], fmt.Sprintf("r%d", round), d)
+		})
 		if err != nil {
 			return err
 		}
-		if n <= e.blocked {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			fmt.Fprintf(os.Stderr, "lockbench: warning: %d clients still blocked after 15s; going on\n", n-e.blocked)
-			return nil
-		}
-		time.Sleep(10 * time.Millisecond)
+		printReport(os.Stdout, sc, res, verbose)
 	}
+	notes(os.Stdout)
+	return nil
 }
 
 // result is what one run of one contender measured. The rates and per-
 // acquisition counts cover the run's duration exactly: counters are read
 // when it ends, before the goroutines finish their last iteration.
 type result struct {
-	elapsed    time.Duration
-	acquired   int64 // successful acquisitions
-	failed     int64 // failed attempts (when observable)
-	roundTrips int64 // client side, all clients
-	calls      server.Calls
+	server.Window       // round trips: client side, all clients
+	acquired      int64 // successful acquisitions
+	failed        int64 // failed attempts (when observable)
 	// perGoroutine is the fewest and most acquisitions of one goroutine.
 	minPer, maxPer int64
 	// errors and violations also count the goroutines' last iteration.
@@ -274,19 +155,18 @@ type result struct {
 	firstErr   error
 }
 
-// run runs contender c of scenario sc for d and measures it. tag tells the
-// run's lock name apart from other runs'.
-func (e *env) run(ctx context.Context, sc scenario, c contender, tag string, d time.Duration) (result, error) {
+// measure runs contender c of scenario sc for d on e. tag tells the run's
+// lock name apart from other runs'.
+func measure(ctx context.Context, e *server.Env, sc scenario, c contender, tag string, d time.Duration) (result, error) {
 	var cnt counters
 	name := sc.name + "-" + tag
 	sessions := make([]session, sc.goroutines)
 	for i := range sessions {
-		sessions[i] = c.newSession(e.clients[i%sc.clients], e.prefix, name, &cnt)
+		sessions[i] = c.newSession(e.Clients[i%sc.clients], e.Prefix, name, &cnt)
 	}
-	if err := e.settle(ctx); err != nil {
+	if err := e.Settle(ctx); err != nil {
 		return result{}, err
 	}
-	runtime.GC()
 
 	var (
 		start    = make(chan struct{})
@@ -337,56 +217,19 @@ func (e *env) run(ctx context.Context, sc scenario, c contender, tag string, d t
 		})
 	}
 
-	if err := server.ResetStats(ctx, e.admin); err != nil {
-		stop.Store(true)
-		close(start)
-		wg.Wait()
-		return result{}, err
-	}
-	rt0 := e.roundTrips()
-	t0 := time.Now()
-	close(start)
-	timer := time.NewTimer(d)
-	select {
-	case <-timer.C:
-	case <-ctx.Done():
-		timer.Stop()
-	}
 	// Read every counter at the end of the window; the goroutines then finish
 	// the iteration they are in (waiters get the lock in turn) and stop.
-	stop.Store(true)
-	r := result{
-		elapsed:    time.Since(t0),
-		acquired:   cnt.acquired.Load(),
-		failed:     cnt.failed.Load(),
-		roundTrips: e.roundTrips() - rt0,
-		minPer:     math.MaxInt64,
-	}
-	for i := range per {
-		n := per[i].Load()
-		r.minPer, r.maxPer = min(r.minPer, n), max(r.maxPer, n)
-	}
-	calls, err := server.CommandCalls(context.WithoutCancel(ctx), e.admin)
-	wg.Wait()
-	r.calls = calls
-	r.errors, r.violations, r.firstErr = cnt.errors.Load(), cnt.violations.Load(), firstErr
-	if cerr := e.cleanup(context.WithoutCancel(ctx)); cerr != nil {
-		err = errors.Join(err, cerr)
-	}
-	if err == nil {
-		err = ctx.Err()
-	}
-	return r, err
-}
-
-// modVersion returns "path version" of a module this binary was built with.
-func modVersion(path string) string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, m := range bi.Deps {
-			if m.Path == path {
-				return m.Path + " " + m.Version
-			}
+	r := result{minPer: math.MaxInt64}
+	w, err := e.Timed(ctx, d, func() { close(start) }, func() {
+		stop.Store(true)
+		r.acquired, r.failed = cnt.acquired.Load(), cnt.failed.Load()
+		for i := range per {
+			n := per[i].Load()
+			r.minPer, r.maxPer = min(r.minPer, n), max(r.maxPer, n)
 		}
-	}
-	return path + " (version unknown)"
+	})
+	wg.Wait()
+	r.Window = w
+	r.errors, r.violations, r.firstErr = cnt.errors.Load(), cnt.violations.Load(), firstErr
+	return r, e.Finish(ctx, err)
 }

@@ -3,9 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
-	"maps"
 	"slices"
-	"strings"
+
+	"github.com/ria-go/ria/bench/internal/report"
+	"github.com/ria-go/ria/bench/internal/server"
 )
 
 // metrics are the numbers of one run that the table shows.
@@ -14,7 +15,7 @@ type metrics struct {
 }
 
 func (r result) metrics(attempts bool) metrics {
-	secs := r.elapsed.Seconds()
+	secs := r.Elapsed.Seconds()
 	m := metrics{acq: float64(r.acquired) / secs}
 	if attempts {
 		m.ops = float64(r.acquired+r.failed) / secs
@@ -22,8 +23,8 @@ func (r result) metrics(attempts bool) metrics {
 		m.ops = m.acq
 	}
 	if r.acquired > 0 {
-		m.rtPerAcq = float64(r.roundTrips) / float64(r.acquired)
-		m.srvPerAcq = float64(r.calls.Total()) / float64(r.acquired)
+		m.rtPerAcq = float64(r.RoundTrips) / float64(r.acquired)
+		m.srvPerAcq = float64(r.Calls.Total()) / float64(r.acquired)
 	}
 	return m
 }
@@ -40,63 +41,39 @@ type summary struct {
 
 func summarize(c contender, rs []result) summary {
 	var s summary
-	var ops, acq, rt, srv, minPer, maxPer []float64
-	cmds := map[string][]float64{}
+	var ops, acq, rt, srv, minPer, maxPer, n []float64
+	var calls []server.Calls
 	for _, r := range rs {
 		m := r.metrics(c.attempts)
 		ops, acq, rt, srv = append(ops, m.ops), append(acq, m.acq), append(rt, m.rtPerAcq), append(srv, m.srvPerAcq)
 		minPer, maxPer = append(minPer, float64(r.minPer)), append(maxPer, float64(r.maxPer))
+		calls, n = append(calls, r.Calls), append(n, float64(r.acquired))
 		s.errors += r.errors
 		s.violations += r.violations
 		if s.firstErr == nil {
 			s.firstErr = r.firstErr
 		}
-		for name := range r.calls {
-			cmds[name] = nil
-		}
 	}
-	for name := range cmds {
-		for _, r := range rs {
-			v := 0.0
-			if r.acquired > 0 {
-				v = float64(r.calls[name]) / float64(r.acquired)
-			}
-			cmds[name] = append(cmds[name], v)
-		}
-	}
-	s.metrics = metrics{ops: median(ops), acq: median(acq), rtPerAcq: median(rt), srvPerAcq: median(srv)}
+	s.metrics = metrics{ops: report.Median(ops), acq: report.Median(acq), rtPerAcq: report.Median(rt), srvPerAcq: report.Median(srv)}
 	s.minAcq, s.maxAcq = slices.Min(acq), slices.Max(acq)
-	s.minPer, s.maxPer = median(minPer), median(maxPer)
-	s.perCmd = map[string]float64{}
-	for name, v := range cmds {
-		s.perCmd[name] = median(v)
-	}
+	s.minPer, s.maxPer = report.Median(minPer), report.Median(maxPer)
+	s.perCmd = report.PerCommand(calls, n)
 	return s
 }
 
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := slices.Sorted(slices.Values(v))
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
-// report prints one scenario's table, its ratio lines and the contenders'
+// printReport prints one scenario's table, its ratio lines and the contenders'
 // configurations. res[i] holds the rounds of sc.contenders[i], the first of
 // which is ria.
-func report(w io.Writer, sc scenario, res [][]result, verbose bool) {
+func printReport(w io.Writer, sc scenario, res [][]result, verbose bool) {
 	sums := make([]summary, len(res))
+	names, about := make([]string, len(res)), make([]string, len(res))
 	for i, rs := range res {
 		sums[i] = summarize(sc.contenders[i], rs)
+		names[i], about[i] = sc.contenders[i].name, sc.contenders[i].note
 	}
 	ria := sums[0]
 
-	fmt.Fprintf(w, "\n== %s: %s ==\n\n", sc.name, sc.title)
+	report.Heading(w, sc.name, sc.title)
 	head := []string{"contender", "ops/s", "acq/s", "acq/s min..max", "ria/x", "rt/acq", "srv cmds/acq", "errors"}
 	if sc.wait {
 		head = append(head, "violations", "acq/goroutine min..max")
@@ -111,7 +88,7 @@ func report(w io.Writer, sc scenario, res [][]result, verbose bool) {
 		row := []string{
 			c.name, ops, fmt.Sprintf("%.0f", s.acq),
 			fmt.Sprintf("%.0f..%.0f", s.minAcq, s.maxAcq),
-			ratio(ria.acq, s.acq),
+			report.Ratio(ria.acq, s.acq),
 			fmt.Sprintf("%.2f", s.rtPerAcq), fmt.Sprintf("%.2f", s.srvPerAcq),
 			fmt.Sprint(s.errors),
 		}
@@ -120,82 +97,20 @@ func report(w io.Writer, sc scenario, res [][]result, verbose bool) {
 		}
 		rows = append(rows, row)
 	}
-	table(w, rows)
+	report.Table(w, rows)
 
 	fmt.Fprintln(w)
 	for i, s := range sums[1:] {
-		c := sc.contenders[i+1]
-		fmt.Fprintf(w, "%s: ria/%s = %s (successful acquisitions/s, medians: %.0f vs %.0f)\n",
-			sc.name, c.name, ratio(ria.acq, s.acq), ria.acq, s.acq)
+		report.RatioLine(w, sc.name, "ria", names[i+1], ria.acq, s.acq, "successful acquisitions/s")
 	}
 
 	fmt.Fprintln(w)
-	for _, c := range sc.contenders {
-		fmt.Fprintf(w, "  %-*s %s\n", nameWidth(sc), c.name, c.note)
-	}
+	report.Notes(w, names, about)
 	for i, s := range sums {
-		if s.firstErr != nil {
-			fmt.Fprintf(w, "  %s: %d errors, the first: %v\n", sc.contenders[i].name, s.errors, s.firstErr)
-		}
+		report.Errors(w, names[i], s.errors, s.firstErr)
 	}
 	if verbose {
-		fmt.Fprintln(w, "\n  server commands per acquisition, by command (medians):")
-		for i, s := range sums {
-			names := slices.Collect(maps.Keys(s.perCmd))
-			slices.SortFunc(names, func(a, b string) int {
-				if d := s.perCmd[b] - s.perCmd[a]; d != 0 {
-					if d > 0 {
-						return 1
-					}
-					return -1
-				}
-				return strings.Compare(a, b)
-			})
-			parts := make([]string, 0, len(names))
-			for _, n := range names {
-				if s.perCmd[n] >= 0.005 {
-					parts = append(parts, fmt.Sprintf("%s %.2f", n, s.perCmd[n]))
-				}
-			}
-			fmt.Fprintf(w, "  %-*s %s\n", nameWidth(sc), sc.contenders[i].name, strings.Join(parts, ", "))
-		}
-	}
-}
-
-func nameWidth(sc scenario) int {
-	n := 0
-	for _, c := range sc.contenders {
-		n = max(n, len(c.name))
-	}
-	return n + 1
-}
-
-func ratio(a, b float64) string {
-	if b == 0 {
-		return "inf"
-	}
-	return fmt.Sprintf("%.2fx", a/b)
-}
-
-// table prints rows with aligned columns: the first left-aligned, the others
-// right-aligned.
-func table(w io.Writer, rows [][]string) {
-	widths := make([]int, len(rows[0]))
-	for _, r := range rows {
-		for i, cell := range r {
-			widths[i] = max(widths[i], len(cell))
-		}
-	}
-	for _, r := range rows {
-		var b strings.Builder
-		for i, cell := range r {
-			if i == 0 {
-				fmt.Fprintf(&b, "%-*s", widths[i], cell)
-			} else {
-				fmt.Fprintf(&b, "  %*s", widths[i], cell)
-			}
-		}
-		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+		report.Commands(w, "acquisition", names, func(i int) map[string]float64 { return sums[i].perCmd })
 	}
 }
 

@@ -16,15 +16,11 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/signal"
-	"runtime"
-	"runtime/debug"
 	"slices"
 	"sync/atomic"
 	"syscall"
@@ -32,8 +28,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/ria-go/ria/bench/internal/report"
 	"github.com/ria-go/ria/bench/internal/server"
-	"github.com/ria-go/ria/internal/roundtrip"
 )
 
 type config struct {
@@ -68,52 +64,25 @@ func main() {
 	}
 }
 
-// env is the server connection shared by the runs.
+// env is the server and the one client shared by the runs (the ria keys
+// under its Prefix are deleted at the end).
 type env struct {
-	admin  *redis.Client // harness commands (INFO, CONFIG, SCAN/DEL); not counted
-	rdb    *redis.Client // the libraries' client, with the round-trip hook
-	count  *roundtrip.Counter
-	prefix string // of every ria key this process writes
-	seq    int
+	*server.Env
+	rdb *redis.Client // the libraries' client, with the round-trip counter
+	seq int
 }
 
 func run(ctx context.Context, c config) (err error) {
-	srv, err := server.Start(ctx)
+	se, err := server.Open(ctx, "queuebench", 1)
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, srv.Stop()) }()
+	defer func() { err = errors.Join(err, se.Close()) }()
+	e := &env{Env: se, rdb: se.Clients[0]}
 
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	e := &env{
-		admin:  redis.NewClient(&redis.Options{Addr: srv.Addr()}),
-		rdb:    redis.NewClient(&redis.Options{Addr: srv.Addr(), PoolSize: 64}),
-		count:  &roundtrip.Counter{},
-		prefix: "queuebench:" + hex.EncodeToString(b[:]) + ":",
-	}
-	e.rdb.AddHook(e.count)
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		err = errors.Join(err, e.cleanup(cctx))
-		_ = e.rdb.Close()
-		_ = e.admin.Close()
-	}()
-	version, err := server.Version(ctx, e.admin)
-	if err != nil {
-		return err
-	}
-	origin := `started by queuebench with --save "" --appendonly no`
-	if srv.External() {
-		origin = "from REDIS_ADDR"
-	}
-	fmt.Printf("queuebench: ria queue (this repository) vs %s\n", modVersion("github.com/hibiken/asynq"))
-	fmt.Printf("Redis %s at %s (%s); %s; %s %s/%s, GOMAXPROCS=%d, %d CPUs shared by clients and server\n",
-		version, srv.Addr(), origin, modVersion("github.com/redis/go-redis/v9"),
-		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), runtime.NumCPU())
-	fmt.Printf("Medians of %d interleaved round(s) (ria, asynq, ria, ...) after a warm-up run of each; no-op handlers; one go-redis client (pool 64) per library run.\n",
-		c.rounds)
+	report.Header(os.Stdout, se, "queue", []string{"github.com/hibiken/asynq"}, []string{"github.com/redis/go-redis/v9"})
+	fmt.Printf("Medians of %d interleaved round(s) (ria, asynq, ria, ...) after a warm-up run of each; no-op handlers; one go-redis client (pool %d) per library run.\n",
+		c.rounds, server.PoolSize)
 
 	libs := libraries()
 	type scenario struct {
@@ -142,17 +111,17 @@ func run(ctx context.Context, c config) (err error) {
 		}
 	}
 	for _, sc := range scenarios {
-		res := make([][]result, len(libs))
-		for r := range c.rounds {
-			for i, lib := range libs {
-				got, err := sc.measure(ctx, e, lib, e.tag(fmt.Sprintf("%s-r%d", sc.name, r+1)))
-				if err != nil {
-					return fmt.Errorf("%s, %s, round %d: %w", sc.name, lib.name, r+1, err)
-				}
-				res[i] = append(res[i], got)
+		res, err := report.Interleave(len(libs), c.rounds, false, func(i, round int) (result, error) {
+			got, err := sc.measure(ctx, e, libs[i], e.tag(fmt.Sprintf("%s-r%d", sc.name, round)))
+			if err != nil {
+				return got, fmt.Errorf("%s, %s, round %d: %w", sc.name, libs[i].name, round, err)
 			}
+			return got, nil
+		})
+		if err != nil {
+			return err
 		}
-		report(os.Stdout, sc.name, sc.title, libs, res, c.verbose)
+		printReport(os.Stdout, sc.name, sc.title, libs, res, c.verbose)
 		if sc.name == "enqueue" {
 			if err := e.batchLine(ctx, c.d); err != nil {
 				return err
@@ -160,7 +129,7 @@ func run(ctx context.Context, c config) (err error) {
 		}
 	}
 	if c.pickups > 0 {
-		fmt.Printf("\n== pickup: an idle worker (concurrency 1); %d tasks enqueued one at a time, each after the previous one ran ==\n\n", c.pickups)
+		report.Heading(os.Stdout, "pickup", fmt.Sprintf("an idle worker (concurrency 1); %d tasks enqueued one at a time, each after the previous one ran", c.pickups))
 		rows := [][]string{{"library", "median latency", "min..max"}}
 		for _, lib := range libs {
 			lat, err := e.pickupRun(ctx, lib, e.tag("pickup"), c.pickups)
@@ -170,7 +139,7 @@ func run(ctx context.Context, c config) (err error) {
 			slices.Sort(lat)
 			rows = append(rows, []string{lib.name, fmtDur(medianDur(lat)), fmtDur(lat[0]) + ".." + fmtDur(lat[len(lat)-1])})
 		}
-		table(os.Stdout, rows)
+		report.Table(os.Stdout, rows)
 	}
 	notes(os.Stdout, libs)
 	return nil
@@ -179,20 +148,18 @@ func run(ctx context.Context, c config) (err error) {
 // tag names a run's queue (asynq) or group (ria), unique in this process.
 func (e *env) tag(what string) string {
 	e.seq++
-	return fmt.Sprintf("qb%s-%d-%s", e.prefix[len("queuebench:"):len(e.prefix)-1], e.seq, what)
+	return fmt.Sprintf("qb%s-%d-%s", e.ID, e.seq, what)
 }
 
 // result is what one run of one library measured.
 type result struct {
-	elapsed    time.Duration
-	tasks      int64
-	roundTrips int64
-	calls      server.Calls
-	left       int64 // tasks not settled after the worker stopped
+	server.Window
+	tasks int64
+	left  int64 // tasks not settled after the worker stopped
 }
 
 func (e *env) enqueueRun(ctx context.Context, lib library, tag string, d time.Duration) (result, error) {
-	sys, err := lib.open(e.rdb, e.prefix, tag)
+	sys, err := lib.open(e.rdb, e.Prefix, tag)
 	if err != nil {
 		return result{}, err
 	}
@@ -200,34 +167,30 @@ func (e *env) enqueueRun(ctx context.Context, lib library, tag string, d time.Du
 	if err := sys.enqueue(ctx, payload(0)); err != nil { // load the script
 		return result{}, err
 	}
-	if err := server.ResetStats(ctx, e.admin); err != nil {
+	m, err := e.Begin(ctx)
+	if err != nil {
 		return result{}, err
 	}
-	runtime.GC()
 	var r result
-	rt0 := e.count.RoundTrips()
-	t0 := time.Now()
-	for i := 1; time.Since(t0) < d; i++ {
+	for i := 1; m.Elapsed() < d; i++ {
 		if err := sys.enqueue(ctx, payload(i)); err != nil {
 			return result{}, err
 		}
 		r.tasks++
 	}
-	r.elapsed = time.Since(t0)
-	r.roundTrips = e.count.RoundTrips() - rt0
-	r.calls, err = server.CommandCalls(ctx, e.admin)
+	r.Window, err = m.End(ctx)
 	return r, err
 }
 
 // batchLine prints ria's EnqueueBatch throughput, which asynq has no
 // counterpart of.
 func (e *env) batchLine(ctx context.Context, d time.Duration) error {
-	sys, err := openRia(e.rdb, e.prefix, e.tag("batch"))
+	sys, err := openRia(e.rdb, e.Prefix, e.tag("batch"))
 	if err != nil {
 		return err
 	}
 	rs := sys.(*riaSystem)
-	rt0 := e.count.RoundTrips()
+	rt0 := e.RoundTrips()
 	t0 := time.Now()
 	n := 0
 	for time.Since(t0) < d {
@@ -238,12 +201,12 @@ func (e *env) batchLine(ctx context.Context, d time.Duration) error {
 	}
 	el := time.Since(t0)
 	fmt.Printf("ria EnqueueBatch of 100 (no asynq counterpart): %.0f tasks/s, %.3f rt/task\n",
-		float64(n)/el.Seconds(), float64(e.count.RoundTrips()-rt0)/float64(n))
+		float64(n)/el.Seconds(), float64(e.RoundTrips()-rt0)/float64(n))
 	return nil
 }
 
 func (e *env) processRun(ctx context.Context, lib library, tag string, concurrency, n int) (result, error) {
-	sys, err := lib.open(e.rdb, e.prefix, tag)
+	sys, err := lib.open(e.rdb, e.Prefix, tag)
 	if err != nil {
 		return result{}, err
 	}
@@ -251,16 +214,14 @@ func (e *env) processRun(ctx context.Context, lib library, tag string, concurren
 	if err := sys.prefill(ctx, n); err != nil {
 		return result{}, fmt.Errorf("prefill: %w", err)
 	}
-	if err := server.ResetStats(ctx, e.admin); err != nil {
-		return result{}, err
-	}
-	runtime.GC()
 	var (
 		ran  atomic.Int64
 		done = make(chan struct{})
 	)
-	rt0 := e.count.RoundTrips()
-	t0 := time.Now()
+	m, err := e.Begin(ctx)
+	if err != nil {
+		return result{}, err
+	}
 	if err := sys.start(concurrency, func() {
 		if ran.Add(1) == int64(n) {
 			close(done)
@@ -273,8 +234,8 @@ func (e *env) processRun(ctx context.Context, lib library, tag string, concurren
 	case <-ctx.Done():
 	case <-time.After(waitTimeout):
 	}
-	r := result{elapsed: time.Since(t0), tasks: ran.Load(), roundTrips: e.count.RoundTrips() - rt0}
-	r.calls, err = server.CommandCalls(context.WithoutCancel(ctx), e.admin)
+	r := result{tasks: ran.Load()}
+	r.Window, err = m.End(context.WithoutCancel(ctx))
 	if serr := sys.stop(); serr != nil {
 		err = errors.Join(err, fmt.Errorf("stop: %w", serr))
 	}
@@ -292,7 +253,7 @@ func (e *env) processRun(ctx context.Context, lib library, tag string, concurren
 }
 
 func (e *env) pickupRun(ctx context.Context, lib library, tag string, n int) ([]time.Duration, error) {
-	sys, err := lib.open(e.rdb, e.prefix, tag)
+	sys, err := lib.open(e.rdb, e.Prefix, tag)
 	if err != nil {
 		return nil, err
 	}
@@ -320,37 +281,4 @@ func (e *env) pickupRun(ctx context.Context, lib library, tag string, n int) ([]
 		}
 	}
 	return lat, nil
-}
-
-// cleanup deletes every ria key this process wrote (asynq's queues are
-// deleted after each run).
-func (e *env) cleanup(ctx context.Context) error {
-	iter := e.admin.Scan(ctx, 0, e.prefix+"*", 1000).Iterator()
-	var keys []string
-	for iter.Next(ctx) {
-		keys = append(keys, iter.Val())
-	}
-	if err := iter.Err(); err != nil {
-		return fmt.Errorf("cleanup: %w", err)
-	}
-	for len(keys) > 0 {
-		n := min(len(keys), 500)
-		if err := e.admin.Del(ctx, keys[:n]...).Err(); err != nil {
-			return fmt.Errorf("cleanup: %w", err)
-		}
-		keys = keys[n:]
-	}
-	return nil
-}
-
-// modVersion returns "path version" of a module this binary was built with.
-func modVersion(path string) string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, m := range bi.Deps {
-			if m.Path == path {
-				return m.Path + " " + m.Version
-			}
-		}
-	}
-	return path + " (version unknown)"
 }

@@ -128,7 +128,7 @@ func (s *riaSystem) left(ctx context.Context) (int64, error) {
 	return st.Ready["default"] + st.InFlight + st.Delayed + st.Dead, nil
 }
 
-func (s *riaSystem) cleanup(context.Context) error { return nil } // the prefix's keys go with env.cleanup
+func (s *riaSystem) cleanup(context.Context) error { return nil } // the prefix's keys go with Env.Close
 
 // ---- asynq ----
 

@@ -1,7 +1,8 @@
 // Package server gives the side-by-side benchmarks their Redis: a throwaway
 // redis-server on a free loopback port (or the server at $REDIS_ADDR), the
-// server-side command counts of INFO commandstats, and a client-side hook
-// that counts round trips.
+// server-side command counts of INFO commandstats, and the [Env] a program
+// runs on: its clients, which count round trips (the main module's
+// internal/roundtrip), its keys, and the measured windows of its runs.
 package server
 
 import (
