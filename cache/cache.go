@@ -30,9 +30,12 @@ var (
 )
 
 var (
+	//go:embed lease.lua
+	leaseLua string
+
 	//go:embed get.lua
 	getLua    string
-	getScript = script.New("cache get", getLua)
+	getScript = script.New("cache get", leaseLua+getLua)
 
 	//go:embed store.lua
 	storeLua    string

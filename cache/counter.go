@@ -18,7 +18,7 @@ import (
 var (
 	//go:embed incr.lua
 	incrLua    string
-	incrScript = script.New("cache incr", incrLua)
+	incrScript = script.New("cache incr", leaseLua+incrLua)
 
 	//go:embed restored.lua
 	restoredLua    string

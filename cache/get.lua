@@ -32,16 +32,12 @@ if v then
   if pttl < 0 or pttl > due or redis.call('exists', KEYS[2]) == 1 then
     return {0, v}
   end
-  redis.call('del', KEYS[3])
-  redis.call('hset', KEYS[2], 't', ARGV[1], 'w', 0)
-  redis.call('pexpire', KEYS[2], ARGV[2])
+  take_lease(KEYS[2], KEYS[3], ARGV[1], ARGV[2])
   return {1, v}
 end
 local pttl = redis.call('pttl', KEYS[2])
 if pttl == -2 then
-  redis.call('del', KEYS[3])
-  redis.call('hset', KEYS[2], 't', ARGV[1], 'w', 0)
-  redis.call('pexpire', KEYS[2], ARGV[2])
+  take_lease(KEYS[2], KEYS[3], ARGV[1], ARGV[2])
   return {2}
 end
 if ARGV[7] == '1' then

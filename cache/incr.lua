@@ -16,9 +16,7 @@ if ARGV[3] == '' or redis.call('exists', KEYS[1]) == 1 then
 end
 local pttl = redis.call('pttl', KEYS[2])
 if pttl == -2 then
-  redis.call('del', KEYS[3])
-  redis.call('hset', KEYS[2], 't', ARGV[3], 'w', 0)
-  redis.call('pexpire', KEYS[2], ARGV[4])
+  take_lease(KEYS[2], KEYS[3], ARGV[3], ARGV[4])
   return {2}
 end
 redis.call('hincrby', KEYS[2], 'w', 1)
