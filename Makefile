@@ -1,7 +1,7 @@
 # ria: make test is what CI runs (.ci/run); make examples is where to start.
 GO ?= go
 
-.PHONY: all test vet examples bench redis cover fuzz
+.PHONY: all test test-loaded vet examples bench redis cover fuzz
 
 all: test
 
@@ -28,10 +28,24 @@ test: redis vet
 	RIA_REQUIRE_REDIS=1 $(GO) test -race -count=1 -timeout 30m ./...
 	cd bench && $(GO) test -count=1 ./...
 
-# examples: run every program in examples/ on an embedded miniredis, or on
-# the server at REDIS_URL (redis://host:port/db) when it is set.
+# test-loaded: the same tests with three CPU-bound processes running beside
+# them on this machine, as when CI shares it; RUNS=3 runs them three times in
+# a row. A test that waits by sleeping or relies on goroutine scheduling
+# fails here.
+RUNS ?= 1
+test-loaded: redis vet
+	@pids=""; for i in 1 2 3; do (while :; do :; done) & pids="$$pids $$!"; done; \
+	trap 'kill $$pids 2>/dev/null' EXIT INT TERM; \
+	for r in $$(seq $(RUNS)); do \
+	  echo "== loaded run $$r of $(RUNS)"; \
+	  RIA_REQUIRE_REDIS=1 $(GO) test -race -count=1 -timeout 30m ./... || exit 1; \
+	done
+
+# examples: run every program in examples/ on an embedded miniredis, on the
+# server at REDIS_URL (redis://host:port/db), or on the Redis Cluster whose
+# nodes REDIS_CLUSTER lists (host:port,host:port,...).
 examples:
-	@for d in examples/*/; do echo "== $$d"; $(GO) run ./$$d || exit 1; done
+	@for m in examples/*/main.go; do d=$$(dirname $$m); echo "== $$d"; $(GO) run ./$$d || exit 1; done
 
 # bench: package benchmarks on a real server, then the side-by-side
 # comparisons of bench/ (a separate module). Prints ratios, not verdicts.

@@ -12,7 +12,7 @@ import (
 // real redis-server.
 func BenchmarkLock_AcquireRelease(b *testing.B) {
 	be := redistest.New(b, redistest.Standalone)
-	locker := lock.New(be.Client, lock.WithPrefix(be.Prefix))
+	locker := must(lock.New(be.Client, lock.WithPrefix(be.Prefix)))
 	ctx := b.Context()
 	b.ReportAllocs()
 	start := be.Count.RoundTrips()
@@ -32,7 +32,7 @@ func BenchmarkLock_AcquireRelease(b *testing.B) {
 // contend for one lock on a real redis-server.
 func BenchmarkLock_contended(b *testing.B) {
 	be := redistest.New(b, redistest.Standalone)
-	locker := lock.New(be.Client, lock.WithPrefix(be.Prefix))
+	locker := must(lock.New(be.Client, lock.WithPrefix(be.Prefix)))
 	ctx := b.Context()
 	b.ReportAllocs()
 	b.SetParallelism(16)

@@ -3,7 +3,7 @@
 // fencing token per acquisition, waiting without polling, and optional
 // auto-extension.
 //
-//	locker := lock.New(rdb)
+//	locker, err := lock.New(rdb)
 //	l, err := locker.Acquire(ctx, "market", 10*time.Second, lock.WithWait(5*time.Second))
 //	if err != nil { ... }                 // errors.Is(err, lock.ErrNotObtained)
 //	defer l.Release(ctx)
@@ -11,7 +11,7 @@
 //
 // or, with auto-extension and guaranteed release:
 //
-//	err := locker.Do(ctx, "market", 10*time.Second, func(ctx context.Context) error { ... })
+//	err := locker.Do(ctx, "market", 10*time.Second, func(ctx context.Context, l *lock.Lock) error { ... })
 //
 // # Guarantees
 //

@@ -19,8 +19,8 @@ func Example() {
 	defer rdb.Close()
 	ctx := context.Background()
 
-	locker := lock.New(rdb)
-	err := locker.Do(ctx, "market", 10*time.Second, func(ctx context.Context) error {
+	locker, _ := lock.New(rdb)
+	err := locker.Do(ctx, "market", 10*time.Second, func(ctx context.Context, l *lock.Lock) error {
 		// ctx is cancelled if the lock is lost; the lock is released after.
 		fmt.Println("buying item 42")
 		return nil
@@ -37,7 +37,7 @@ func ExampleLocker_TryAcquire() {
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 	defer rdb.Close()
 	ctx := context.Background()
-	locker := lock.New(rdb)
+	locker, _ := lock.New(rdb)
 
 	l, err := locker.TryAcquire(ctx, "report", time.Minute)
 	fmt.Println("first:", err)
@@ -56,7 +56,7 @@ func ExampleLocker_Acquire() {
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 	defer rdb.Close()
 	ctx := context.Background()
-	locker := lock.New(rdb)
+	locker, _ := lock.New(rdb)
 
 	holder, _ := locker.TryAcquire(ctx, "report", time.Minute)
 	go func() {
@@ -77,7 +77,7 @@ func ExampleLock_Release_expired() {
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 	defer rdb.Close()
 	ctx := context.Background()
-	locker := lock.New(rdb)
+	locker, _ := lock.New(rdb)
 
 	l, _ := locker.TryAcquire(ctx, "report", time.Second)
 	srv.FastForward(2 * time.Second) // the holder stalled past its TTL
@@ -93,7 +93,8 @@ func ExampleLock_KeepAlive() {
 	defer rdb.Close()
 	ctx := context.Background()
 
-	l, _ := lock.New(rdb).TryAcquire(ctx, "report", 3*time.Second)
+	locker, _ := lock.New(rdb)
+	l, _ := locker.TryAcquire(ctx, "report", 3*time.Second)
 	held := l.KeepAlive(ctx) // extends every second until Release
 	// ... long work that watches held.Done() ...
 	_ = l.Release(ctx)

@@ -18,7 +18,7 @@ func restartable(t *testing.T) (*redistest.Server, *redis.Client, *lock.Locker) 
 	srv := redistest.StartServer(t)
 	c := redis.NewClient(&redis.Options{Addr: srv.Addr(), MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
 	t.Cleanup(func() { _ = c.Close() })
-	return srv, c, lock.New(c)
+	return srv, c, must(lock.New(c))
 }
 
 func TestLock_redisRestart(t *testing.T) {
@@ -94,7 +94,7 @@ func TestLock_lostReply(t *testing.T) {
 		rdb, _ := b.NewClient() // our own client: we may add a hook
 		h := &redistest.ReplyLoser{}
 		rdb.AddHook(h)
-		locker := lock.New(rdb, lock.WithPrefix(b.Prefix))
+		locker := must(lock.New(rdb, lock.WithPrefix(b.Prefix)))
 		other := newLocker(b)
 
 		h.Arm()

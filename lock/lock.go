@@ -54,11 +54,13 @@ var (
 )
 
 // Option configures a [Locker].
-type Option func(*Locker)
+type Option func(*options)
+
+type options struct{ prefix string }
 
 // WithPrefix sets the key prefix. Default: "lock:". It must not contain
 // '{' or '}'.
-func WithPrefix(p string) Option { return func(lk *Locker) { lk.keys = keys.New(p) } }
+func WithPrefix(p string) Option { return func(o *options) { o.prefix = p } }
 
 // Locker acquires locks. It is safe for concurrent use.
 type Locker struct {
@@ -66,17 +68,21 @@ type Locker struct {
 	keys keys.Space
 }
 
-// New returns a Locker backed by rdb. A nil rdb is a programmer error and
-// panics.
-func New(rdb Client, opts ...Option) *Locker {
+// New returns a Locker backed by rdb. It returns an error if the prefix
+// holds '{' or '}'. A nil rdb is a programmer error and panics. Nothing
+// reaches Redis.
+func New(rdb Client, opts ...Option) (*Locker, error) {
 	if rdb == nil {
 		panic("lock: New with nil client")
 	}
-	lk := &Locker{rdb: rdb, keys: keys.New("lock:")}
-	for _, o := range opts {
-		o(lk)
+	o := options{prefix: "lock:"}
+	for _, opt := range opts {
+		opt(&o)
 	}
-	return lk
+	if err := keys.CheckPrefix(o.prefix); err != nil {
+		return nil, fmt.Errorf("lock: new: %w", err)
+	}
+	return &Locker{rdb: rdb, keys: keys.New(o.prefix)}, nil
 }
 
 // AcquireOption configures [Locker.Acquire].
@@ -160,9 +166,11 @@ func (lk *Locker) Acquire(ctx context.Context, name string, ttl time.Duration, o
 
 // Do runs fn while holding the lock name: it acquires it as [Locker.Acquire]
 // does, keeps it alive with [Lock.KeepAlive] (fn's ctx is cancelled if the
-// lock is lost) and always releases it, even if fn panics. It returns fn's
-// error joined with [ErrNotHeld] if the lock was lost before fn returned.
-func (lk *Locker) Do(ctx context.Context, name string, ttl time.Duration, fn func(ctx context.Context) error, opts ...AcquireOption) (err error) {
+// lock is lost) and always releases it, even if fn panics. fn gets the held
+// [Lock], whose [Lock.Fence] it should pass to the resource it protects. Do
+// returns fn's error joined with [ErrNotHeld] if the lock was lost before
+// fn returned.
+func (lk *Locker) Do(ctx context.Context, name string, ttl time.Duration, fn func(ctx context.Context, l *Lock) error, opts ...AcquireOption) (err error) {
 	l, err := lk.Acquire(ctx, name, ttl, opts...)
 	if err != nil {
 		return err
@@ -175,7 +183,7 @@ func (lk *Locker) Do(ctx context.Context, name string, ttl time.Duration, fn fun
 			err = errors.Join(err, rerr)
 		}
 	}()
-	return fn(held)
+	return fn(held, l)
 }
 
 func check(name string, ttl time.Duration) error {

@@ -17,7 +17,7 @@ import (
 )
 
 func newLocker(b *redistest.Backend) *lock.Locker {
-	return lock.New(b.Client, lock.WithPrefix(b.Prefix))
+	return must(lock.New(b.Client, lock.WithPrefix(b.Prefix)))
 }
 
 func ownerKey(b *redistest.Backend, name string) string { return b.Prefix + "{" + name + "}:owner" }
@@ -135,7 +135,7 @@ func TestLock_Acquire_wokenByRelease(t *testing.T) {
 		require.NoError(t, err)
 
 		c2, count := b.NewClient()
-		waiter := lock.New(c2, lock.WithPrefix(b.Prefix))
+		waiter := must(lock.New(c2, lock.WithPrefix(b.Prefix)))
 		type result struct {
 			l   *lock.Lock
 			err error
@@ -257,7 +257,7 @@ func TestLocker_Do(t *testing.T) {
 		ctx := t.Context()
 		locker := newLocker(b)
 		ran := false
-		err := locker.Do(ctx, "job", time.Minute, func(ctx context.Context) error {
+		err := locker.Do(ctx, "job", time.Minute, func(ctx context.Context, _ *lock.Lock) error {
 			ran = true
 			_, err := locker.TryAcquire(ctx, "job", time.Minute)
 			assert.ErrorIs(t, err, lock.ErrNotObtained, "held during fn")
@@ -267,18 +267,18 @@ func TestLocker_Do(t *testing.T) {
 		assert.True(t, ran)
 
 		boom := errors.New("boom")
-		err = locker.Do(ctx, "job", time.Minute, func(context.Context) error { return boom })
+		err = locker.Do(ctx, "job", time.Minute, func(context.Context, *lock.Lock) error { return boom })
 		assert.ErrorIs(t, err, boom)
 
 		assert.Panics(t, func() {
-			_ = locker.Do(ctx, "job", time.Minute, func(context.Context) error { panic("fn") })
+			_ = locker.Do(ctx, "job", time.Minute, func(context.Context, *lock.Lock) error { panic("fn") })
 		})
 		l, err := locker.TryAcquire(ctx, "job", time.Minute)
 		require.NoError(t, err, "released after success, error and panic")
 		require.NoError(t, l.Release(ctx))
 
 		// Lost during fn: fn's ctx is cancelled and Do reports ErrNotHeld.
-		err = locker.Do(ctx, "job", 300*time.Millisecond, func(held context.Context) error {
+		err = locker.Do(ctx, "job", 300*time.Millisecond, func(held context.Context, _ *lock.Lock) error {
 			require.NoError(t, b.Client.Set(ctx, ownerKey(b, "job"), "thief", time.Minute).Err())
 			<-held.Done()
 			return context.Cause(held)
@@ -299,7 +299,7 @@ func TestLock_contention(t *testing.T) {
 		lockers := make([]*lock.Locker, clients)
 		for i := range lockers {
 			c, _ := b.NewClient()
-			lockers[i] = lock.New(c, lock.WithPrefix(b.Prefix))
+			lockers[i] = must(lock.New(c, lock.WithPrefix(b.Prefix)))
 		}
 		var (
 			inside, violations, acquired atomic.Int64
@@ -386,10 +386,11 @@ func TestLock_badInput(t *testing.T) {
 		assert.ErrorContains(t, err, "ttl")
 		_, err = locker.Acquire(ctx, "job", time.Minute, lock.WithWait(-time.Second))
 		assert.ErrorContains(t, err, "wait")
-		err = locker.Do(ctx, "", time.Minute, func(context.Context) error { t.Error("fn ran"); return nil })
+		err = locker.Do(ctx, "", time.Minute, func(context.Context, *lock.Lock) error { t.Error("fn ran"); return nil })
 		assert.ErrorContains(t, err, "lock name")
 		assert.Empty(t, b.Keys(""), "bad input wrote nothing")
 	})
-	assert.Panics(t, func() { lock.New(nil) })
-	assert.Panics(t, func() { lock.New(redis.NewClient(&redis.Options{}), lock.WithPrefix("a{b")) })
+	assert.Panics(t, func() { _, _ = lock.New(nil) })
+	_, err := lock.New(redis.NewClient(&redis.Options{}), lock.WithPrefix("a{b"))
+	assert.ErrorContains(t, err, "prefix")
 }

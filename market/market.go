@@ -156,11 +156,15 @@ func New(rdb Client, name string, opts ...Option) (*Market, error) {
 	if o.lockTTL < time.Millisecond {
 		return nil, fmt.Errorf("market: new %q: lock TTL %v: must be at least 1ms", name, o.lockTTL)
 	}
+	locker, err := lock.New(rdb, lock.WithPrefix(o.prefix+"lock:"))
+	if err != nil {
+		return nil, fmt.Errorf("market: new %q: %w", name, err)
+	}
 	return &Market{
 		rdb:     rdb,
 		name:    name,
 		keys:    newKeySet(keys.New(o.prefix), name),
-		locker:  lock.New(rdb, lock.WithPrefix(o.prefix+"lock:")),
+		locker:  locker,
 		timeout: o.timeout,
 		lockTTL: o.lockTTL,
 	}, nil

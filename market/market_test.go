@@ -312,7 +312,9 @@ func TestMarket_keys(t *testing.T) {
 		m := newMarket(t, b, b.Client, "m")
 		book(t, m)
 		require.NoError(t, m.List(ctx, "17", "ItemA", 10))
-		l, err := lock.New(b.Client, lock.WithPrefix(b.Prefix+"lock:")).TryAcquire(ctx, "m", time.Minute)
+		locker, err := lock.New(b.Client, lock.WithPrefix(b.Prefix+"lock:"))
+		require.NoError(t, err)
+		l, err := locker.TryAcquire(ctx, "m", time.Minute)
 		require.NoError(t, err, "the market lock is lock %q under prefix+lock:", "m")
 		require.NoError(t, l.Release(ctx))
 
@@ -578,7 +580,9 @@ func TestMarket_contended(t *testing.T) {
 		assert.ErrorIs(t, err, market.ErrNotListed)
 
 		// The market lock stays busy (held by someone else).
-		l, err := lock.New(b.Client, lock.WithPrefix(b.Prefix+"lock:")).TryAcquire(ctx, "m", time.Minute)
+		locker, err := lock.New(b.Client, lock.WithPrefix(b.Prefix+"lock:"))
+		require.NoError(t, err)
+		l, err := locker.TryAcquire(ctx, "m", time.Minute)
 		require.NoError(t, err)
 		start := time.Now()
 		_, err = m.BuyLocked(ctx, "27", "17", "ItemA", 10)

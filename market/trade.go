@@ -172,7 +172,7 @@ func (m *Market) BuyLocked(ctx context.Context, buyer, seller, item string, maxP
 		price  int64
 		bought bool
 	)
-	err := m.locker.Do(ctx, m.name, m.lockTTL, func(held context.Context) error {
+	err := m.locker.Do(ctx, m.name, m.lockTTL, func(held context.Context, _ *lock.Lock) error {
 		var err error
 		price, err = m.buyWatched(held, max(time.Until(deadline), time.Millisecond), buyer, seller, item, maxPrice)
 		bought = err == nil

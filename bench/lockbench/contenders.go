@@ -66,8 +66,12 @@ func ria(waiting bool) contender {
 	c := contender{
 		name: "ria",
 		newSession: func(rdb *redis.Client, prefix, name string, cnt *counters) session {
+			lk, err := lock.New(rdb, lock.WithPrefix(prefix+"ria:"))
+			if err != nil {
+				panic(err) // the prefix is ours
+			}
 			return &riaSession{
-				lk: lock.New(rdb, lock.WithPrefix(prefix+"ria:")), name: name,
+				lk: lk, name: name,
 				wait: waiting, failed: &cnt.failed,
 			}
 		},

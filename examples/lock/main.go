@@ -17,7 +17,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/ria-go/ria/internal/demo"
+	"github.com/ria-go/ria/examples/demo"
 	"github.com/ria-go/ria/lock"
 )
 
@@ -54,7 +54,10 @@ func run() error {
 		return err
 	}
 
-	locker := lock.New(rdb, lock.WithPrefix(prefix+"lock:"))
+	locker, err := lock.New(rdb, lock.WithPrefix(prefix+"lock:"))
+	if err != nil {
+		return err
+	}
 	var (
 		wg      sync.WaitGroup
 		mu      sync.Mutex
@@ -104,7 +107,7 @@ func run() error {
 // check the price and the buyer's funds, then move money and item in one
 // MULTI/EXEC. The lock is released whatever happens.
 func purchase(ctx context.Context, rdb redis.UniversalClient, locker *lock.Locker, prefix, buyer, item, seller string) error {
-	return locker.Do(ctx, "market", 10*time.Second, func(ctx context.Context) error {
+	return locker.Do(ctx, "market", 10*time.Second, func(ctx context.Context, l *lock.Lock) error {
 		member := item + "." + seller
 		price, err := rdb.ZScore(ctx, prefix+"market:", member).Result()
 		if errors.Is(err, redis.Nil) {

@@ -21,7 +21,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/ria-go/ria/internal/demo"
+	"github.com/ria-go/ria/examples/demo"
 	"github.com/ria-go/ria/queue"
 )
 

@@ -14,7 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/ria-go/ria/internal/demo"
+	"github.com/ria-go/ria/examples/demo"
 	"github.com/ria-go/ria/semaphore"
 )
 

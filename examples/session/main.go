@@ -22,7 +22,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/ria-go/ria/internal/demo"
+	"github.com/ria-go/ria/examples/demo"
 	"github.com/ria-go/ria/internal/roundtrip"
 	"github.com/ria-go/ria/session"
 )

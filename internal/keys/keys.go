@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/ria-go/ria/internal/script"
 )
 
 // Space builds the keys of one package under one prefix. The zero value is not
@@ -46,20 +48,28 @@ func (s Space) Key(entity, part string) string {
 	return s.prefix + "{" + entity + "}:" + part
 }
 
+// Once returns a new reply record key of entity, <prefix>{<entity>}:once:<nonce>,
+// for one call of a script run with script.RunOnce: a STRING that lives for
+// the client's retry window.
+func (s Space) Once(entity string) string { return s.Key(entity, "once:"+script.Nonce()) }
+
 // ErrEmpty is returned (wrapped) by [CheckEntity] for an empty name.
 var ErrEmpty = errors.New("empty name")
 
 // CheckEntity reports whether entity can name a hash-tagged entity. kind names
-// the argument in the error ("lock name"). An empty entity, or one that starts
-// with '}', would leave the hash tag empty so that Redis hashes each whole key
-// to its own slot; both are rejected. Other braces are harmless: Redis takes
-// the tag up to the first '}', which is the same for every key of the entity.
+// the argument in the error ("lock name"). An empty entity would leave the
+// hash tag empty, so that Redis hashes each whole key to its own slot. An
+// entity with a brace could make two namespaces share a key: the keys of
+// queue "a}:tasks" in group "g" and of group "g}:ready:a" would both be
+// queue:{g}:ready:a}:tasks. Without braces in the entity (and the prefix),
+// the first '}' of a key closes its entity, so a key names one entity and
+// one part, whatever the part holds. Both are rejected.
 func CheckEntity(kind, entity string) error {
 	if entity == "" {
 		return fmt.Errorf("%s: %w", kind, ErrEmpty)
 	}
-	if entity[0] == '}' {
-		return fmt.Errorf("%s %q: must not start with '}'", kind, entity)
+	if strings.ContainsAny(entity, "{}") {
+		return fmt.Errorf("%s %q: must not contain '{' or '}'", kind, entity)
 	}
 	return nil
 }

@@ -25,8 +25,10 @@ func TestCheckEntity(t *testing.T) {
 		ok     bool
 	}{
 		{"job", true},
-		{"a{b}c", true},
-		{"a}b", true},
+		{"a{b}c", false},
+		{"a}b", false},
+		{"g}:ready:a", false},
+		{"a:b c/é", true},
 		{"", false},
 		{"}x", false},
 	}

@@ -112,12 +112,17 @@ func (b *Backend) Addrs() []string { return b.addrs }
 
 // NewClient returns another client of the backend, with its own connection
 // pool and counting hook, closed when the test ends. Use several to test
-// several processes.
-func (b *Backend) NewClient() (redis.UniversalClient, *roundtrip.Counter) {
+// several processes. Options may change the client's options (timeouts,
+// retries, a Dialer) before it is built.
+func (b *Backend) NewClient(opts ...func(*redis.UniversalOptions)) (redis.UniversalClient, *roundtrip.Counter) {
+	o := &redis.UniversalOptions{Addrs: b.addrs, PoolSize: 64}
+	for _, opt := range opts {
+		opt(o)
+	}
 	var c redis.UniversalClient
 	cnt := &roundtrip.Counter{}
 	if b.Kind == Cluster {
-		cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: b.addrs, PoolSize: 64})
+		cc := redis.NewClusterClient(o.Cluster())
 		// Count on the node clients, which see every request the cluster
 		// client sends: WATCH transactions bypass the cluster's own hooks,
 		// and a pipeline split over nodes is one round trip per node.
@@ -125,11 +130,20 @@ func (b *Backend) NewClient() (redis.UniversalClient, *roundtrip.Counter) {
 		cc.OnNewNode(func(n *redis.Client) { n.AddHook(cnt) })
 		c = cc
 	} else {
-		c = redis.NewClient(&redis.Options{Addr: b.addrs[0], PoolSize: 64})
+		c = redis.NewClient(o.Simple())
 		c.AddHook(cnt)
 	}
 	b.t.Cleanup(func() { _ = c.Close() })
 	return c, cnt
+}
+
+// FaultyClient returns another client of the backend (as [Backend.NewClient]
+// does) whose connections go through the proxies of a new [Faults], with
+// go-redis's default retries unless opts say otherwise.
+func (b *Backend) FaultyClient(opts ...func(*redis.UniversalOptions)) (redis.UniversalClient, *roundtrip.Counter, *Faults) {
+	f := NewFaults(b.t)
+	c, cnt := b.NewClient(append([]func(*redis.UniversalOptions){func(o *redis.UniversalOptions) { o.Dialer = f.Dialer }}, opts...)...)
+	return c, cnt, f
 }
 
 // FastForward lets d pass for the keys' TTLs and for the server's TIME: on

@@ -1,6 +1,9 @@
 package script_test
 
 import (
+	"context"
+	"io"
+	"net"
 	"testing"
 	"time"
 
@@ -9,6 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ria-go/ria"
+	"github.com/ria-go/ria/internal/redistest"
 	"github.com/ria-go/ria/internal/script"
 )
 
@@ -58,4 +63,120 @@ func TestMintLua(t *testing.T) {
 	after, err := mint.Int64(ctx, rdb, []string{"c"})
 	require.NoError(t, err)
 	assert.Greater(t, after, next)
+}
+
+func TestMain(m *testing.M) { redistest.Main(m) }
+
+func TestRunOnce_answersResendFromRecord(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		add := script.NewOnce("add", `
+local v = redis.call('incrby', KEYS[1], ARGV[1])
+if ARGV[2] == 'arr' then return {v, 'x' .. v, {1, 'é;:a'}, false} end
+return v`)
+		k, rec := b.Prefix+"{c}:n", b.Prefix+"{c}:once:"+script.Nonce()
+		v, err := add.RunOnce(ctx, b.Client, rec, []string{k}, 5, "arr")
+		require.NoError(t, err)
+		want := []any{int64(5), "x5", []any{int64(1), "é;:a"}, nil}
+		assert.Equal(t, want, v)
+		// A re-send of the same call (same record key) is answered from the
+		// record: same reply, no second increment.
+		v, err = add.RunOnce(ctx, b.Client, rec, []string{k}, 5, "arr")
+		require.NoError(t, err)
+		assert.Equal(t, want, v)
+		n, err := b.Client.Get(ctx, k).Int64()
+		require.NoError(t, err)
+		assert.Equal(t, int64(5), n)
+		pttl, err := b.Client.PTTL(ctx, rec).Result()
+		require.NoError(t, err)
+		assert.Greater(t, pttl, time.Duration(0), "the record expires")
+
+		// Another call has its own record.
+		v, err = add.RunOnce(ctx, b.Client, b.Prefix+"{c}:once:"+script.Nonce(), []string{k}, 1, "int")
+		require.NoError(t, err)
+		assert.Equal(t, int64(6), v)
+	})
+}
+
+func TestRunOnce_errorsNotRecorded(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		s := script.NewOnce("checked", `
+local bad = check_int(KEYS[1], 'test counter')
+if bad then return bad end
+return redis.call('incr', KEYS[1])`)
+		k, rec := b.Prefix+"{c}:n", b.Prefix+"{c}:once:"+script.Nonce()
+		require.NoError(t, b.Client.Set(ctx, k, "x", 0).Err())
+		_, err := s.RunOnce(ctx, b.Client, rec, []string{k})
+		var kerr *ria.KeyError
+		require.ErrorAs(t, err, &kerr)
+		assert.ErrorIs(t, err, ria.ErrCorrupt)
+		assert.Equal(t, "test counter", kerr.Role)
+		assert.Equal(t, k, kerr.Key)
+		assert.NotErrorIs(t, err, ria.ErrOutcomeUnknown)
+		assert.Zero(t, b.Client.Exists(ctx, rec).Val(), "no record of a failed call")
+
+		require.NoError(t, b.Client.Set(ctx, k, "41", 0).Err())
+		v, err := s.RunOnce(ctx, b.Client, rec, []string{k})
+		require.NoError(t, err)
+		assert.Equal(t, int64(42), v)
+	})
+}
+
+func TestCheckTypes(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		s := script.New("typed", `
+local bad = check_types({KEYS[1], 'string', 'first thing', KEYS[2], 'zset', 'second thing'})
+if bad then return bad end
+return 1`)
+		k1, k2 := b.Prefix+"{c}:a", b.Prefix+"{c}:b with ;= chars"
+		n, err := s.Int64(ctx, b.Client, []string{k1, k2})
+		require.NoError(t, err)
+		assert.Equal(t, int64(1), n, "missing keys pass")
+		require.NoError(t, b.Client.HSet(ctx, k2, "f", "v").Err())
+		_, err = s.Int64(ctx, b.Client, []string{k1, k2})
+		var kerr *ria.KeyError
+		require.ErrorAs(t, err, &kerr)
+		assert.ErrorIs(t, err, ria.ErrWrongType)
+		assert.Equal(t, &ria.KeyError{Role: "second thing", Key: k2, Got: "a hash", Want: "a zset", Err: ria.ErrWrongType}, kerr)
+		assert.Equal(t, `ria: second thing "`+k2+`" holds a hash, want a zset`, err.Error())
+	})
+}
+
+func TestUnknown(t *testing.T) {
+	assert.NoError(t, script.Unknown(nil))
+	netErr := &net.OpError{Op: "read", Err: io.ErrUnexpectedEOF}
+	err := script.Unknown(netErr)
+	assert.ErrorIs(t, err, ria.ErrOutcomeUnknown)
+	assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
+	assert.ErrorIs(t, script.Unknown(context.Canceled), ria.ErrOutcomeUnknown)
+	assert.Equal(t, err, script.Unknown(err), "wrapped once")
+	kerr := &ria.KeyError{Err: ria.ErrWrongType}
+	assert.Same(t, kerr, script.Unknown(kerr))
+}
+
+func TestReplayWindow(t *testing.T) {
+	c := redis.NewClient(&redis.Options{})
+	defer c.Close()
+	// go-redis v9.23 defaults: 3 retries x (6s pool + 5s write + 5s read + 1s backoff) + 1s.
+	o := c.Options()
+	assert.Equal(t, time.Duration(o.MaxRetries)*(o.PoolTimeout+o.WriteTimeout+o.ReadTimeout+o.MaxRetryBackoff)+time.Second,
+		script.ReplayWindow(c))
+	never := redis.NewClient(&redis.Options{MaxRetries: -1})
+	defer never.Close()
+	assert.Zero(t, script.ReplayWindow(never))
+	cc := redis.NewClusterClient(&redis.ClusterOptions{})
+	defer cc.Close()
+	assert.Positive(t, script.ReplayWindow(cc), "a cluster client re-sends through its redirects")
+	assert.Equal(t, time.Minute, script.ReplayWindow(struct{}{}))
+}
+
+func TestNonce(t *testing.T) {
+	seen := map[string]bool{}
+	for range 1000 {
+		n := script.Nonce()
+		assert.False(t, seen[n])
+		seen[n] = true
+	}
 }

@@ -1,0 +1,388 @@
+package redistest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// Faults puts a TCP proxy on loopback in front of each server a client
+// connects to (through [Faults.Dialer]) and injects faults into the traffic:
+// a reply swallowed and the connection cut after the server has run the
+// command ([Faults.LoseReply]), replies delayed ([Faults.Delay]), every
+// connection cut ([Faults.Cut]). go-redis re-sends a command whose reply
+// was lost, so these faults make it run a command twice, as a flaky network
+// does. The proxies parse the RESP traffic to match replies with the
+// commands they answer. Safe for concurrent use; the proxies stop when the
+// test ends.
+type Faults struct {
+	t testing.TB
+
+	mu      sync.Mutex
+	proxies map[string]*proxy // by upstream address
+	lose    []loseRule
+	delay   time.Duration
+
+	lost atomic.Int64
+}
+
+type loseRule struct {
+	match func(cmd []string) bool
+	left  int
+}
+
+// NewFaults returns a Faults with no fault armed.
+func NewFaults(t testing.TB) *Faults {
+	f := &Faults{t: t, proxies: map[string]*proxy{}}
+	t.Cleanup(f.stop)
+	return f
+}
+
+// Dialer connects to addr through its proxy (started on first use); set it
+// as the client's Dialer.
+func (f *Faults) Dialer(ctx context.Context, network, addr string) (net.Conn, error) {
+	p, err := f.proxyFor(addr)
+	if err != nil {
+		return nil, err
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, network, p.ln.Addr().String())
+}
+
+// LoseReply makes the next n commands that match (on any connection) reach
+// the server, and then swallows their replies and cuts their connections,
+// so that the client sees the connection drop without an answer.
+func (f *Faults) LoseReply(n int, match func(cmd []string) bool) {
+	f.mu.Lock()
+	f.lose = append(f.lose, loseRule{match: match, left: n})
+	f.mu.Unlock()
+}
+
+// Lost returns how many replies have been swallowed so far.
+func (f *Faults) Lost() int64 { return f.lost.Load() }
+
+// Armed returns how many replies the LoseReply calls have yet to swallow.
+func (f *Faults) Armed() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, r := range f.lose {
+		n += r.left
+	}
+	return n
+}
+
+// Disarm drops the LoseReply rules that have not fired.
+func (f *Faults) Disarm() {
+	f.mu.Lock()
+	f.lose = nil
+	f.mu.Unlock()
+}
+
+// Delay holds every reply back for d before forwarding it (0: no delay),
+// as a stalled server or network would. With a client ReadTimeout below d,
+// each command runs on the server and then times out on the client.
+func (f *Faults) Delay(d time.Duration) {
+	f.mu.Lock()
+	f.delay = d
+	f.mu.Unlock()
+}
+
+// Cut closes every connection through the proxies now. Later connections
+// work.
+func (f *Faults) Cut() {
+	f.mu.Lock()
+	ps := make([]*proxy, 0, len(f.proxies))
+	for _, p := range f.proxies {
+		ps = append(ps, p)
+	}
+	f.mu.Unlock()
+	for _, p := range ps {
+		p.cutAll()
+	}
+}
+
+// Scripts matches the commands that run a script (EVAL, EVALSHA and their
+// read-only forms).
+func Scripts(cmd []string) bool {
+	return len(cmd) > 0 && strings.HasPrefix(strings.ToLower(cmd[0]), "eval")
+}
+
+// Commands returns a matcher of the commands named (case-insensitive).
+func Commands(names ...string) func(cmd []string) bool {
+	return func(cmd []string) bool {
+		if len(cmd) == 0 {
+			return false
+		}
+		for _, n := range names {
+			if strings.EqualFold(cmd[0], n) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// AnyWrite matches the commands a package sends to change state: scripts,
+// MULTI/EXEC bodies' EXEC, and plain writes.
+func AnyWrite(cmd []string) bool {
+	return Scripts(cmd) || Commands("exec", "set", "setnx", "lpush", "rpush", "zadd", "zincrby",
+		"hset", "hincrby", "incrby", "incr", "del", "sadd", "srem", "zrem")(cmd)
+}
+
+// take reports whether cmd must lose its reply, consuming one firing.
+func (f *Faults) take(cmd []string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := range f.lose {
+		r := &f.lose[i]
+		if r.left > 0 && r.match(cmd) {
+			r.left--
+			return true
+		}
+	}
+	return false
+}
+
+func (f *Faults) currentDelay() time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.delay
+}
+
+func (f *Faults) proxyFor(addr string) (*proxy, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if p, ok := f.proxies[addr]; ok {
+		return p, nil
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("redistest: proxy for %s: %w", addr, err)
+	}
+	p := &proxy{f: f, upstream: addr, ln: ln, conns: map[*proxyConn]struct{}{}}
+	f.proxies[addr] = p
+	go p.serve()
+	return p, nil
+}
+
+func (f *Faults) stop() {
+	f.mu.Lock()
+	ps := f.proxies
+	f.proxies = map[string]*proxy{}
+	f.mu.Unlock()
+	for _, p := range ps {
+		_ = p.ln.Close()
+		p.cutAll()
+		p.wg.Wait()
+	}
+}
+
+// proxy forwards the connections of one listener to one upstream server.
+type proxy struct {
+	f        *Faults
+	upstream string
+	ln       net.Listener
+	wg       sync.WaitGroup
+
+	mu    sync.Mutex
+	conns map[*proxyConn]struct{}
+}
+
+func (p *proxy) serve() {
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		u, err := net.DialTimeout("tcp", p.upstream, 5*time.Second)
+		if err != nil {
+			_ = c.Close()
+			continue
+		}
+		pc := &proxyConn{p: p, client: c, server: u}
+		p.mu.Lock()
+		p.conns[pc] = struct{}{}
+		p.mu.Unlock()
+		p.wg.Add(2)
+		go pc.requests()
+		go pc.replies()
+	}
+}
+
+func (p *proxy) cutAll() {
+	p.mu.Lock()
+	cs := make([]*proxyConn, 0, len(p.conns))
+	for c := range p.conns {
+		cs = append(cs, c)
+	}
+	p.mu.Unlock()
+	for _, c := range cs {
+		c.cut()
+	}
+}
+
+// proxyConn is one client connection and its upstream connection.
+type proxyConn struct {
+	p              *proxy
+	client, server net.Conn
+
+	mu      sync.Mutex
+	pending []bool // per command sent and not answered: lose its reply
+	cond    *sync.Cond
+	closed  bool
+}
+
+func (c *proxyConn) cut() {
+	c.mu.Lock()
+	c.closed = true
+	if c.cond != nil {
+		c.cond.Broadcast()
+	}
+	c.mu.Unlock()
+	_ = c.client.Close()
+	_ = c.server.Close()
+	c.p.mu.Lock()
+	delete(c.p.conns, c)
+	c.p.mu.Unlock()
+}
+
+// requests forwards the client's commands, noting for each whether its
+// reply is to be lost.
+func (c *proxyConn) requests() {
+	defer c.p.wg.Done()
+	defer c.cut()
+	r := bufio.NewReader(c.client)
+	var buf bytes.Buffer
+	for {
+		buf.Reset()
+		cmd, err := readRESP(r, &buf, true)
+		if err != nil {
+			return
+		}
+		lose := c.p.f.take(cmd)
+		c.mu.Lock()
+		c.pending = append(c.pending, lose)
+		if c.cond != nil {
+			c.cond.Broadcast()
+		}
+		c.mu.Unlock()
+		if _, err := c.server.Write(buf.Bytes()); err != nil {
+			return
+		}
+	}
+}
+
+// replies forwards the server's replies, swallowing those to be lost (and
+// then cutting the connection) and delaying them as asked.
+func (c *proxyConn) replies() {
+	defer c.p.wg.Done()
+	defer c.cut()
+	r := bufio.NewReader(c.server)
+	var buf bytes.Buffer
+	for {
+		buf.Reset()
+		if _, err := readRESP(r, &buf, false); err != nil {
+			return
+		}
+		if buf.Len() > 0 && buf.Bytes()[0] == '>' { // a push message answers no command
+			if _, err := c.client.Write(buf.Bytes()); err != nil {
+				return
+			}
+			continue
+		}
+		c.mu.Lock()
+		// A reply may arrive before requests() has noted its command (it
+		// notes it before forwarding, but the two goroutines race to the
+		// lock): wait for the note.
+		if c.cond == nil {
+			c.cond = sync.NewCond(&c.mu)
+		}
+		for len(c.pending) == 0 && !c.closed {
+			c.cond.Wait()
+		}
+		if c.closed {
+			c.mu.Unlock()
+			return
+		}
+		lose := c.pending[0]
+		c.pending = c.pending[1:]
+		c.mu.Unlock()
+		if lose {
+			c.p.f.lost.Add(1)
+			return // the deferred cut closes both sides
+		}
+		if d := c.p.f.currentDelay(); d > 0 {
+			time.Sleep(d) // the fault being injected: a stalled reply
+		}
+		if _, err := c.client.Write(buf.Bytes()); err != nil {
+			return
+		}
+	}
+}
+
+// readRESP reads one RESP2/RESP3 value from r into raw. With command set it
+// must be an array of bulk strings (a command), which it returns.
+func readRESP(r *bufio.Reader, raw *bytes.Buffer, command bool) ([]string, error) {
+	line, err := r.ReadBytes('\n')
+	if err != nil {
+		return nil, err
+	}
+	raw.Write(line)
+	if len(line) < 3 {
+		return nil, errors.New("redistest: proxy: short RESP line")
+	}
+	kind, body := line[0], string(line[1:len(line)-2])
+	switch kind {
+	case '+', '-', ':', ',', '#', '_', '(':
+		return nil, nil
+	case '$', '!', '=':
+		n, err := strconv.Atoi(body)
+		if err != nil {
+			return nil, err
+		}
+		if n < 0 {
+			return nil, nil
+		}
+		b := make([]byte, n+2)
+		if _, err := io.ReadFull(r, b); err != nil {
+			return nil, err
+		}
+		raw.Write(b)
+		if command {
+			return []string{string(b[:n])}, nil
+		}
+		return nil, nil
+	case '*', '~', '>', '%', '|':
+		n, err := strconv.Atoi(body)
+		if err != nil {
+			return nil, err
+		}
+		if kind == '%' || kind == '|' {
+			n *= 2
+		}
+		var cmd []string
+		for range max(n, 0) {
+			el, err := readRESP(r, raw, command)
+			if err != nil {
+				return nil, err
+			}
+			cmd = append(cmd, el...)
+		}
+		if kind == '|' { // attributes precede the value they describe
+			return readRESP(r, raw, command)
+		}
+		return cmd, nil
+	}
+	return nil, fmt.Errorf("redistest: proxy: unknown RESP type %q", kind)
+}
