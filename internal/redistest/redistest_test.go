@@ -72,3 +72,18 @@ func TestServer_Restart(t *testing.T) {
 	require.Eventually(t, func() bool { return c.Ping(ctx).Err() == nil }, 5*time.Second, 10*time.Millisecond)
 	assert.ErrorIs(t, c.Get(ctx, "k").Err(), redis.Nil, "restart begins with an empty dataset")
 }
+
+func TestStartReplicated(t *testing.T) {
+	p, r := redistest.StartReplicated(t)
+	ctx := t.Context()
+	pc := redis.NewClient(&redis.Options{Addr: p.Addr()})
+	defer pc.Close()
+	rc := redis.NewClient(&redis.Options{Addr: r.Addr()})
+	defer rc.Close()
+	require.NoError(t, pc.Set(ctx, "k", "v", 0).Err())
+	n, err := pc.Do(ctx, "wait", 1, 5000).Int()
+	require.NoError(t, err)
+	assert.Equal(t, 1, n, "the replica acknowledged the write")
+	assert.Equal(t, "v", rc.Get(ctx, "k").Val())
+	assert.Error(t, rc.Set(ctx, "k", "w", 0).Err(), "a replica is read-only")
+}

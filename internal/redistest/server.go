@@ -287,3 +287,39 @@ func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
+
+// Port returns the server's port.
+func (s *Server) Port() int { return s.port }
+
+// StartReplicated starts a primary and a replica of it (--replicaof) of
+// t's own, both stopped when t ends, and waits until the replica has synced
+// (master_link_status:up). Use Replica.Kill and Replica.Restart to test
+// replication outages; a restarted replica syncs again.
+func StartReplicated(t testing.TB, args ...string) (primary, replica *Server) {
+	t.Helper()
+	primary = StartServer(t, args...)
+	replica = StartServer(t, append([]string{"--replicaof", "127.0.0.1", strconv.Itoa(primary.port)}, args...)...)
+	WaitReplicaUp(t, replica)
+	return primary, replica
+}
+
+// WaitReplicaUp waits (up to 30 s) until replica reports its link to the
+// primary up.
+func WaitReplicaUp(t testing.TB, replica *Server) {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: replica.Addr(), MaxRetries: -1})
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for {
+		info, err := c.Info(ctx, "replication").Result()
+		if err == nil && strings.Contains(info, "master_link_status:up") {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("redistest: replica %s did not sync: %v", replica.Addr(), err)
+		case <-time.After(20 * time.Millisecond): // sync progress probe
+		}
+	}
+}
