@@ -52,9 +52,9 @@ local function once_dec(s, i)
 end
 
 if ONCE_MS > 0 then
-  if redis.call('type', ONCE_KEY).ok == 'string' then
-    return (once_dec(redis.call('get', ONCE_KEY), 1))
-  end
+  -- Only this call writes its record key, so it is a string or missing.
+  local prev = redis.call('get', ONCE_KEY)
+  if prev then return (once_dec(prev, 1)) end
 end
 local ONCE_REPLY = (function()
 --@tail
