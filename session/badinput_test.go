@@ -21,6 +21,7 @@ func TestNew_badInput(t *testing.T) {
 		}{
 			{"", nil, "app name: empty name"},
 			{"}x", nil, "app name"},
+			{"a{b}", nil, `app name "a{b}": must not contain '{' or '}'`},
 			{"shop", []session.Option{session.WithPrefix("a{b}")}, "prefix"},
 			{"shop", []session.Option{session.WithPageTTL(0)}, "page TTL 0s"},
 			{"shop", []session.Option{session.WithPageTTL(-time.Second)}, "page TTL -1s"},
@@ -59,13 +60,15 @@ func TestStore_badInput(t *testing.T) {
 			{"ScheduleRowCache empty row", func() error { return s.ScheduleRowCache(ctx, "", time.Second) }, "empty row ID"},
 			{"ScheduleRowCache sub-ms delay", func() error { return s.ScheduleRowCache(ctx, "r", time.Microsecond) }, "delay 1µs: must be at least 1ms"},
 			{"Row empty row", func() error { _, _, err := s.Row(ctx, ""); return err }, "row: empty row ID"},
-			{"Cleaner negative limit", func() error { _, err := s.Cleaner(-1); return err }, "limit -1: must not be negative"},
+			{"Cleaner negative limit", func() error { _, err := s.Cleaner(-1); return err }, "limit -1: must be at least 1"},
+			{"Cleaner limit 0", func() error { _, err := s.Cleaner(0); return err }, "cleaner: limit 0: must be at least 1"},
 			{"Cleaner batch 0", func() error { _, err := s.Cleaner(1, session.WithBatch(0)); return err }, "batch 0"},
 			{"Cleaner batch too big", func() error { _, err := s.Cleaner(1, session.WithBatch(session.MaxBatch+1)); return err }, "batch 10001"},
 			{"Cleaner interval 0", func() error { _, err := s.Cleaner(1, session.WithInterval(0)); return err }, "interval 0s: must be positive"},
 			{"RowCacher nil loader", func() error { _, err := s.RowCacher(nil); return err }, "nil loader"},
 			{"RowCacher nil clock", func() error { _, err := s.RowCacher(load, session.WithClock(nil)); return err }, "nil clock"},
 			{"Rescaler interval", func() error { _, err := s.Rescaler(session.WithInterval(-time.Second)); return err }, "interval -1s"},
+			{"CacheRequest nil render", func() error { _, err := s.CacheRequest(ctx, "/?item=i", nil); return err }, `cache request "/?item=i": nil render`},
 		} {
 			rt, _ := b.Count.Delta(func() {
 				err := c.fn()

@@ -6,8 +6,11 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/url"
+	"strconv"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/ria-go/ria/internal/script"
 )
 
 // requestItem returns the item whose page req is, from the request's
@@ -65,10 +68,16 @@ func (s *Store) CanCache(ctx context.Context, req string) (bool, error) {
 //
 // Errors from render are returned as they are, wrapped, and nothing is
 // cached. If storing a rendered page fails, CacheRequest returns the page
-// together with the error. It panics if render is nil.
+// together with the error. Storing a page (SET with the TTL) is naturally
+// idempotent: a re-send by go-redis after a lost reply stores the same
+// page again; when no reply came at all, the error wraps
+// [ria.ErrOutcomeUnknown] (the page may or may not be cached). A nil
+// render is an error wrapping [ErrInvalid], and nothing reaches Redis. A
+// view ranking or page key holding something this package did not write
+// there is a [*ria.KeyError].
 func (s *Store) CacheRequest(ctx context.Context, req string, render func(ctx context.Context, req string) (string, error)) (string, error) {
 	if render == nil {
-		panic("session: CacheRequest with a nil render")
+		return "", invalid("cache request "+strconv.Quote(req), "nil render")
 	}
 	item, ok := requestItem(req)
 	if !ok {
@@ -96,7 +105,7 @@ func (s *Store) CacheRequest(ctx context.Context, req string, render func(ctx co
 			return "", err
 		}
 		if err := s.rdb.Set(ctx, page, content, s.pageTTL).Err(); err != nil {
-			return content, fmt.Errorf("session: cache request %q: store page: %w", req, err)
+			return content, fmt.Errorf("session: cache request %q: store page: %w", req, script.Unknown(err))
 		}
 		return content, nil
 	}

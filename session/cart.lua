@@ -1,9 +1,15 @@
 -- cart.lua: set the count of an item in a session's cart (0 removes it),
 -- and mark the session as seen now, so that the cleaner tracks every cart.
+-- Naturally idempotent: a re-send sets the same count again and marks the
+-- session as seen a moment later.
 -- KEYS[1] recent  ZSET token -> last seen (server Unix µs)
 -- KEYS[2] cart    HASH of the session: item -> count
 -- ARGV[1] token   ARGV[2] item   ARGV[3] count (>= 0)
 -- returns 1
+-- Every key is checked before the first write.
+local bad = check_types({KEYS[1], 'zset', 'session recent', KEYS[2], 'hash', 'session cart'})
+if bad then return bad end
+
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 

@@ -1,27 +1,38 @@
--- clean.lua: delete the oldest sessions beyond the limit, each with its
--- login entry, recent entry, viewed list and cart, in one atomic step.
--- The candidates were read just before (the oldest of recent, with their
--- scores); a candidate seen again since (its score changed) or already
--- deleted is skipped, and no more are deleted than bring the number of
--- sessions down to the limit.
+-- clean.lua: delete the oldest sessions beyond the limit, at most a batch
+-- of them, each with its login entry, recent entry, viewed items and cart,
+-- in one atomic step (the book's clean_full_sessions, one batch). A
+-- once-script: a re-send is answered from the record of its first reply,
+-- so the count it answers is what it deleted. (Run again, it would delete
+-- only sessions still beyond the limit: never below it.)
 -- KEYS[1] recent  ZSET token -> last seen
 -- KEYS[2] login   HASH token -> user
--- KEYS[1+2i], KEYS[2+2i]  viewed ZSET and cart HASH of candidate i
--- ARGV[1] limit   ARGV[2i], ARGV[2i+1]  token and recent score of candidate i
--- returns the number of sessions deleted
+-- KEYS[3] viewed key prefix: a session's viewed ZSET is KEYS[3]..token
+-- KEYS[4] cart key prefix: a session's cart HASH is KEYS[4]..token
+--         The tokens are read here, so those keys cannot be listed in
+--         KEYS; they share the hash tag of KEYS[1], hence its Cluster slot.
+-- ARGV[1] limit (>= 1)   ARGV[2] batch (>= 1)
+-- returns {deleted, more}: more is 1 when sessions beyond the limit remain
+-- Every key is checked, the candidates' included, before the first write.
 local recent, login = KEYS[1], KEYS[2]
+local bad = check_types({recent, 'zset', 'session recent', login, 'hash', 'session logins'})
+if bad then return bad end
 local excess = redis.call('ZCARD', recent) - tonumber(ARGV[1])
-local deleted = 0
-local n = (#ARGV - 1) / 2
-for i = 1, n do
-  if deleted >= excess then break end
-  local token = ARGV[2 * i]
-  local score = redis.call('ZSCORE', recent, token)
-  if score and tonumber(score) == tonumber(ARGV[2 * i + 1]) then
-    redis.call('DEL', KEYS[1 + 2 * i], KEYS[2 + 2 * i])
-    redis.call('HDEL', login, token)
-    redis.call('ZREM', recent, token)
-    deleted = deleted + 1
-  end
+if excess <= 0 then return {0, 0} end
+local n = math.min(excess, tonumber(ARGV[2]))
+local tokens = redis.call('ZRANGE', recent, 0, n - 1)
+local spec = {}
+for _, token in ipairs(tokens) do
+  spec[#spec + 1] = KEYS[3] .. token; spec[#spec + 1] = 'zset'; spec[#spec + 1] = 'session viewed items'
+  spec[#spec + 1] = KEYS[4] .. token; spec[#spec + 1] = 'hash'; spec[#spec + 1] = 'session cart'
 end
-return deleted
+bad = check_types(spec)
+if bad then return bad end
+
+for _, token in ipairs(tokens) do
+  redis.call('DEL', KEYS[3] .. token, KEYS[4] .. token)
+  redis.call('HDEL', login, token)
+end
+redis.call('ZREMRANGEBYRANK', recent, 0, #tokens - 1)
+local more = 0
+if excess > #tokens then more = 1 end
+return {#tokens, more}

@@ -3,17 +3,15 @@ package session
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // Cleaner keeps the number of sessions of an app at most a limit by
 // deleting the oldest ones (the book's clean_full_sessions): each deleted
 // session loses its login entry, its recent entry, its viewed items and its
 // cart together. It is safe for concurrent use, and several Cleaners may
-// run at once, in one process or many.
+// run at once, in one process or many: none deletes a session that would
+// bring the app below its limit.
 type Cleaner struct {
 	s     *Store
 	limit int64
@@ -22,27 +20,34 @@ type Cleaner struct {
 
 // Cleaner returns a [Cleaner] that keeps at most limit sessions (the book
 // uses 10,000,000). It uses the [WithBatch], [WithInterval] and
-// [WithLogger] options. A negative limit or a bad option is an error
-// wrapping [ErrInvalid].
+// [WithLogger] options. A limit below 1 is an error wrapping [ErrInvalid]:
+// a Cleaner never deletes every session (to log everyone out, delete the
+// app's keys instead); so is a bad option.
 func (s *Store) Cleaner(limit int64, opts ...LoopOption) (*Cleaner, error) {
 	o, err := loopOpts("cleaner", time.Second, opts)
 	if err != nil {
 		return nil, err
 	}
-	if limit < 0 {
-		return nil, invalid("cleaner", "limit %d: must not be negative", limit)
+	if limit < 1 {
+		return nil, invalid("cleaner", "limit %d: must be at least 1", limit)
 	}
 	return &Cleaner{s: s, limit: limit, o: o}, nil
 }
 
 // Clean deletes the oldest sessions until at most the limit remain, and
-// returns how many it deleted. Each batch ([WithBatch]: 100 sessions) takes
-// two round trips: one reads the count and the oldest sessions, one script
+// returns how many it deleted. Each batch ([WithBatch]: 100 sessions) is
+// one round trip: one script finds the oldest sessions over the limit and
 // deletes them (login and recent entries, viewed items and cart) in one
-// atomic step, skipping any that was seen again in between; when nothing
-// is over the limit Clean takes one round trip. It stops early, without an
-// error, if ctx ends between batches or every candidate of a batch was seen
-// again.
+// atomic step; when nothing is over the limit Clean takes one round trip.
+// It stops early, without an error, if ctx ends between batches.
+//
+// A batch re-sent by go-redis after a lost reply is answered from a record
+// of its first run, so the count is exact; a batch run again later deletes
+// only sessions still over the limit, never more. When a batch got no reply
+// at all, Clean returns the sessions deleted before it and an error
+// wrapping [ria.ErrOutcomeUnknown]. A key holding something this package
+// did not write there (a session's viewed items or cart included) is a
+// [*ria.KeyError], and that batch deletes nothing.
 func (c *Cleaner) Clean(ctx context.Context) (int, error) {
 	n, _, err := c.clean(same(ctx), ctx)
 	return n, err
@@ -66,55 +71,32 @@ func (c *Cleaner) clean(unit unitFunc, stop context.Context) (deleted int, more 
 }
 
 // batch deletes at most one batch of the oldest sessions over the limit,
-// reporting whether more may be over it.
+// reporting whether more are over it.
 func (c *Cleaner) batch(ctx context.Context) (deleted int, more bool, err error) {
 	k := c.s.keys
-	var card *redis.IntCmd
-	var oldest *redis.ZSliceCmd
-	_, err = c.s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		card = p.ZCard(ctx, k.recentKey())
-		oldest = p.ZRangeWithScores(ctx, k.recentKey(), 0, int64(c.o.batch-1))
-		return nil
-	})
+	v, err := cleanScript.RunOnce(ctx, c.s.rdb, k.onceKey(),
+		[]string{k.recentKey(), k.loginKey(), k.viewed, k.cart}, c.limit, c.o.batch)
 	if err != nil {
-		return deleted, true, fmt.Errorf("session: clean: %w", err)
+		return 0, true, fmt.Errorf("session: clean: %w", err)
 	}
-	excess := card.Val() - c.limit
-	if excess <= 0 {
-		return deleted, false, nil
+	r, err := cleanScript.AsInt64s(v)
+	if err == nil && (len(r) != 2 || r[0] < 0 || r[0] > int64(c.o.batch)) {
+		err = fmt.Errorf("script %s: malformed reply %v", cleanScript.Name(), r)
 	}
-	cands := oldest.Val()
-	if int64(len(cands)) > excess {
-		cands = cands[:excess]
-	}
-	keys := make([]string, 0, 2+2*len(cands))
-	args := make([]any, 0, 1+2*len(cands))
-	keys = append(keys, k.recentKey(), k.loginKey())
-	args = append(args, c.limit)
-	for _, z := range cands {
-		token, _ := z.Member.(string)
-		keys = append(keys, k.viewedKey(token), k.cartKey(token))
-		args = append(args, token, strconv.FormatFloat(z.Score, 'g', -1, 64))
-	}
-	n, err := cleanScript.Int64(ctx, c.s.rdb, keys, args...)
 	if err != nil {
-		return deleted, true, fmt.Errorf("session: clean: %w", err)
+		return 0, true, fmt.Errorf("session: clean: %w", err)
 	}
-	deleted += int(n)
-	if excess <= n || n == 0 {
-		// Down to the limit, or every candidate was seen again
-		// meanwhile: the rest can wait for the next pass.
-		return deleted, false, nil
-	}
-	return deleted, true, nil
+	return int(r[0]), r[1] == 1, nil
 }
 
 // Run cleans until ctx ends (the book's clean_full_sessions loop): it
 // calls [Cleaner.Clean], and pauses for the interval ([WithInterval]: 1 s)
 // whenever no session is over the limit. A batch in flight when ctx ends
-// is finished. Transient Redis errors are logged ([WithLogger]) and retried
-// with backoff. Run returns nil when ctx ends, or the first error that
-// retrying cannot mend (a key of the wrong type, for instance).
+// is finished. Transient Redis errors (and batches whose outcome is
+// unknown: running one again is safe) are logged ([WithLogger]) and
+// retried with backoff. Run returns nil when ctx ends, or the first error
+// that retrying cannot mend, such as a *ria.KeyError (a key of the wrong
+// type).
 func (c *Cleaner) Run(ctx context.Context) error {
 	return run(ctx, "cleaner", c.o.logger, func(unit unitFunc, stop context.Context) (time.Duration, error) {
 		_, more, err := c.clean(unit, stop)

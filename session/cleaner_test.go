@@ -1,14 +1,12 @@
 package session_test
 
 import (
-	"context"
 	"fmt"
-	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -16,36 +14,44 @@ import (
 	"github.com/ria-go/ria/session"
 )
 
-// The book's test_clean_full_sessions: with a limit of 0, every session
-// goes with its login, its viewed items and its cart.
-func TestCleaner_Clean_limitZero(t *testing.T) {
+// The book's test_clean_full_sessions (which sets the limit to 0; here
+// the limit is at least 1): every session but the newest goes with its
+// login, its viewed items and its cart.
+func TestCleaner_Clean_limitOne(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		s := newStore(t, b, b.Client)
+		require.NoError(t, s.AddToCart(ctx, "anonymous", "itemZ", 1)) // a cart without a login
 		for i := range 5 {
+			b.FastForward(time.Millisecond) // distinct server times
 			tok := fmt.Sprintf("tok-%d", i)
 			require.NoError(t, s.UpdateToken(ctx, tok, fmt.Sprintf("user-%d", i), "itemX"))
 			require.NoError(t, s.AddToCart(ctx, tok, "itemY", 3))
 		}
-		require.NoError(t, s.AddToCart(ctx, "anonymous", "itemZ", 1)) // a cart without a login
-		require.Len(t, b.Keys(""), 3+2*5+1, "login, recent, views, 5 viewed, 5+1 carts")
+		require.Len(t, dataKeys(b), 3+2*5+1, "login, recent, views, 5 viewed, 5+1 carts")
 
-		c, err := s.Cleaner(0)
+		_, err := s.Cleaner(0)
+		require.ErrorIs(t, err, session.ErrInvalid, "a Cleaner never deletes every session")
+		c, err := s.Cleaner(1)
 		require.NoError(t, err)
 		n, err := c.Clean(ctx)
 		require.NoError(t, err)
-		assert.Equal(t, 6, n)
+		assert.Equal(t, 5, n)
 
-		for i := range 5 {
+		for i := range 4 {
 			_, ok, err := s.CheckToken(ctx, fmt.Sprintf("tok-%d", i))
 			require.NoError(t, err)
 			assert.False(t, ok, "login of tok-%d deleted", i)
 		}
+		user, ok, err := s.CheckToken(ctx, "tok-4")
+		require.NoError(t, err)
+		assert.True(t, ok, "the newest session stays")
+		assert.Equal(t, "user-4", user)
 		left, err := s.Sessions(ctx)
 		require.NoError(t, err)
-		assert.Zero(t, left)
-		assert.Equal(t, []string{key(b, "views")}, b.Keys(""),
-			"only the app's view ranking is left: no login, recent, viewed or cart key")
+		assert.Equal(t, int64(1), left)
+		assert.Equal(t, []string{key(b, "cart:tok-4"), key(b, "login"), key(b, "recent"), key(b, "viewed:tok-4"), key(b, "views")},
+			dataKeys(b), "no login, recent, viewed or cart key of a deleted session is left")
 
 		n, err = c.Clean(ctx)
 		require.NoError(t, err)
@@ -91,7 +97,7 @@ func TestCleaner_Clean_keepsNewest(t *testing.T) {
 			require.NoError(t, err)
 		})
 		assert.Equal(t, 3, n)
-		assert.Equal(t, int64(4), rt, "two batches of two round trips")
+		assert.Equal(t, int64(2), rt, "two batches of one round trip")
 		assert.Equal(t, []string{"tok-5"}, alive())
 		viewed, err := s.Viewed(ctx, "tok-5")
 		require.NoError(t, err)
@@ -112,68 +118,57 @@ func TestCleaner_Clean_keepsNewest(t *testing.T) {
 	})
 }
 
-// refresher is a hook that, once armed, sees a session again right after
-// the cleaner has read its candidates (a pipeline with ZRANGE; connection
-// setup pipelines do not count) and before it deletes them.
-type refresher struct {
-	armed atomic.Bool
-	fn    func()
-}
-
-func (h *refresher) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (h *refresher) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
-
-func (h *refresher) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		err := next(ctx, cmds)
-		if slices.ContainsFunc(cmds, func(c redis.Cmder) bool { return c.Name() == "zrange" }) &&
-			h.armed.CompareAndSwap(true, false) {
-			h.fn()
-		}
-		return err
-	}
-}
-
-// A session seen again between the cleaner's read and its delete survives,
-// and the next oldest goes instead (the book would delete the session in
-// use and keep an idle one).
-func TestCleaner_Clean_seenAgain(t *testing.T) {
+// Several cleaners on several clients at once delete exactly the sessions
+// over the limit, the oldest, and never one more: each batch reads and
+// deletes its candidates in one atomic step.
+func TestCleaner_Clean_concurrent(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		const (
+			sessions = 60
+			limit    = 10
+			cleaners = 4
+		)
 		ctx := t.Context()
 		s := newStore(t, b, b.Client)
-		for i := range 3 {
-			require.NoError(t, s.UpdateToken(ctx, fmt.Sprintf("tok-%d", i), "u", "item"))
-			b.FastForward(time.Millisecond)
+		for i := range sessions {
+			b.FastForward(time.Millisecond) // distinct server times
+			tok := fmt.Sprintf("tok-%02d", i)
+			require.NoError(t, s.UpdateToken(ctx, tok, "u", "item"))
+			require.NoError(t, s.AddToCart(ctx, tok, "item", 1))
 		}
-		rdb, _ := b.NewClient() // our own client: we may add a hook
-		h := &refresher{fn: func() {
-			b.FastForward(time.Millisecond) // a later server time
-			assert.NoError(t, s.UpdateToken(ctx, "tok-0", "u", "other"))
-		}}
-		rdb.AddHook(h)
-		c, err := newStore(t, b, rdb).Cleaner(1)
-		require.NoError(t, err)
-
-		h.armed.Store(true) // candidates tok-0 and tok-1; tok-0 is seen again
-		n, err := c.Clean(ctx)
-		require.NoError(t, err)
-		assert.False(t, h.armed.Load(), "the hook ran")
-		assert.Equal(t, 2, n, "tok-1, then tok-2 deleted")
+		var deleted atomic.Int64
+		var wg sync.WaitGroup
+		errs := make(chan error, cleaners)
+		start := make(chan struct{})
+		for range cleaners {
+			rdb, _ := b.NewClient()
+			c, err := newStore(t, b, rdb).Cleaner(limit, session.WithBatch(3))
+			require.NoError(t, err)
+			wg.Go(func() {
+				<-start
+				n, err := c.Clean(ctx)
+				if err != nil {
+					errs <- err
+				}
+				deleted.Add(int64(n))
+			})
+		}
+		close(start)
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			assert.NoError(t, err)
+		}
+		assert.Equal(t, int64(sessions-limit), deleted.Load(), "the counts add up to what was deleted")
 		left, err := s.Sessions(ctx)
 		require.NoError(t, err)
-		assert.Equal(t, int64(1), left)
-		user, ok, err := s.CheckToken(ctx, "tok-0")
-		require.NoError(t, err)
-		assert.True(t, ok, "the session seen again survives")
-		assert.Equal(t, "u", user)
-		viewed, err := s.Viewed(ctx, "tok-0")
-		require.NoError(t, err)
-		assert.Equal(t, []string{"other", "item"}, viewed, "with its viewed items")
-		for _, tok := range []string{"tok-1", "tok-2"} {
+		assert.Equal(t, int64(limit), left)
+		for i := range sessions {
+			tok := fmt.Sprintf("tok-%02d", i)
 			_, ok, err := s.CheckToken(ctx, tok)
 			require.NoError(t, err)
-			assert.False(t, ok, tok)
+			assert.Equal(t, i >= sessions-limit, ok, "%s: the newest stay", tok)
+			assert.Equal(t, b.Client.Exists(ctx, key(b, "viewed:"+tok), key(b, "cart:"+tok)).Val() == 2, ok, tok)
 		}
 	})
 }

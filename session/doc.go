@@ -28,13 +28,13 @@
 //     to the session's last [ViewedLimit] (25) viewed items and counts the
 //     view in the ranking (ZINCRBY -1, as the book, so rank 0 is the most
 //     viewed). The book sends up to five commands, one round trip each.
-//   - A [Cleaner] keeps at most a limit of sessions by deleting the oldest,
-//     each with its login entry, its recent entry, its viewed items and its
-//     cart, in batches of 100 that are each one atomic script (the book's
-//     clean_full_sessions deletes them with three separate commands and
-//     can delete a session that was seen again meanwhile; here such a
-//     session is skipped). [Store.AddToCart] also marks the session as
-//     seen, so a cart never outlives the cleaner's tracking.
+//   - A [Cleaner] keeps at most a limit (at least 1) of sessions by
+//     deleting the oldest, each with its login entry, its recent entry, its
+//     viewed items and its cart, in batches of 100 that are each one atomic
+//     script that finds and deletes them (the book's clean_full_sessions
+//     reads, then deletes with three separate commands, and can delete a
+//     session that was seen again meanwhile). [Store.AddToCart] also marks
+//     the session as seen, so a cart never outlives the cleaner's tracking.
 //   - [Store.CanCache] and [Store.CacheRequest] cache the pages of items
 //     among the most viewed ([DefaultCacheTop]: 10,000) for
 //     [DefaultPageTTL] (300 s). A request is an item page when its query
@@ -50,8 +50,59 @@
 //   - The book's `while not QUIT` threads are [Cleaner.Run],
 //     [RowCacher.Run] and [Rescaler.Run]: they stop when ctx ends, finish
 //     the unit of work in flight, ride out transient Redis errors with
-//     backoff, and have single-pass twins ([Cleaner.Clean],
-//     [RowCacher.CacheDue], [Rescaler.Rescale]) for tests and cron jobs.
+//     backoff (logged to [WithLogger], slog.Default() by default), return
+//     the first error that retrying cannot mend (a *ria.KeyError, for
+//     instance), and have single-pass twins ([Cleaner.Clean],
+//     [RowCacher.CacheDue], [Rescaler.Rescale]) for tests and cron jobs. A
+//     [Loader] that panics does not kill the process: the panic is
+//     recovered and reported ([ErrLoaderPanic]), and the row is tried again
+//     after its delay.
+//   - No script leaves a partial write. Each checks, before its first
+//     write, the type of every key it touches, the keys it names itself
+//     included (the cleaner's candidates' viewed items and carts). A key
+//     holding something this package did not write there makes the call
+//     fail with a *ria.KeyError naming the key and its role (for instance
+//     "session viewed items"), matching ria.ErrWrongType, having changed
+//     nothing: a failed UpdateToken logs nobody in.
+//
+// # Lost replies
+//
+// go-redis re-sends a command whose reply was lost (a dropped connection, a
+// read timeout; MaxRetries, 3 by default), so a script may run twice. Every
+// state-changing call answers truly all the same:
+//
+//   - Answered from a record: [Store.UpdateToken] with an item (a view
+//     counts once), [Store.ScheduleRowCache] (a re-send does not make the
+//     row due again after a RowCacher cached it), a [Cleaner]'s batch (the
+//     count deleted is exact), a [RowCacher]'s store and drop of a row (the
+//     count is exact) and [Rescaler.Rescale] (the ranking is halved once)
+//     run once-scripts: the first run records its reply under a key of its
+//     own call, <prefix>{A}:once:<nonce>, a STRING that lives for the
+//     client's retry window, and a re-send is answered from it. The window
+//     is read from the client's options: MaxRetries times (PoolTimeout +
+//     WriteTimeout + ReadTimeout + MaxRetryBackoff), plus a second, at
+//     most 5 minutes; 52 s with go-redis v9's defaults, none (no record is
+//     written) with MaxRetries -1. UpdateToken with an item runs on every
+//     viewing request: each keeps a record of about 120 bytes for the
+//     window (measured on Redis 7.0 with the default prefix), so 1,000
+//     such requests/s keep some 6 MB with the defaults; give the web
+//     servers a client with fewer retries or shorter timeouts to shrink
+//     it.
+//   - Naturally idempotent: [Store.UpdateToken] without an item (a
+//     re-send maps the token again and marks the session seen a moment
+//     later), [Store.AddToCart] (it sets a count, it does not add to it)
+//     and the page store of [Store.CacheRequest] (SET with the TTL).
+//
+// When every attempt lost its reply, the call returns an error wrapping
+// ria.ErrOutcomeUnknown: it may or may not have taken effect. Calling
+// again is harmless for every call but Rescale (which may then halve
+// twice) and UpdateToken with an item (which may count the view twice).
+// The loops run their units again themselves: a Cleaner's batch run again
+// deletes only sessions still over the limit (never below it), a
+// RowCacher's store run again finds the row rescheduled and writes nothing,
+// and a Rescaler retries an unknown rescale with the record of its first
+// attempt (see [Rescaler.Run]). A refusal (an [ErrInvalid] error, a
+// *ria.KeyError) always means that the call changed nothing.
 //
 // # Clocks
 //
@@ -65,7 +116,9 @@
 // # Limits
 //
 //   - Sessions have no TTL: without a running [Cleaner] they accumulate.
-//     A Cleaner deletes only the sessions beyond its limit, oldest first.
+//     A Cleaner deletes only the sessions beyond its limit, oldest first,
+//     and its limit is at least 1 (to log everyone out, delete the app's
+//     keys).
 //   - Concurrent misses of one page each call render (no stampede
 //     protection). Pages and rows live as long as their TTL or schedule.
 //   - The view ranking counts every view of [Store.UpdateToken] with an
@@ -86,9 +139,15 @@
 //	session:{A}:delay          ZSET    row ID -> re-caching period (ms)
 //	session:{A}:schedule       ZSET    row ID -> next due (Unix ms of the RowCacher's clock; 0: at once)
 //	session:{A}:row:<row ID>   STRING  the row's JSON
+//	session:{A}:once:<nonce>   STRING  the reply of one call of a once-script; TTL the
+//	                                   client's retry window (see Lost replies)
 //
 // A page key is named by the hex SHA-256 of the request string. Every
-// script receives all the keys it touches in KEYS.
+// script receives the keys it touches in KEYS, but for the clean script,
+// which names the viewed and cart keys of the sessions it deletes from
+// their prefixes (declared in KEYS) and the tokens it reads; the hash tag
+// keeps them in the app's slot. App names must not hold '{' or '}' (they
+// would move the hash tag, or let two apps share a key).
 //
 // # Round trips
 //
@@ -98,9 +157,11 @@
 // [Store.Cart] 1, [Store.Viewed] 1, [Store.Sessions] 1; [Store.CanCache]
 // 1 (0 when the URL is not an item page or is dynamic); [Store.CacheRequest]
 // 1 on a hit or when the item is not in the top, 2 on a miss (plus render),
-// 0 when the URL rules caching out; [Store.ScheduleRowCache] 1, [Store.Row]
-// 1; [Cleaner.Clean] 1 when nothing is over the limit, else 2 per batch;
-// [RowCacher.CacheDue] 1 plus 1 per row due; [Rescaler.Rescale] 1.
+// 0 when the URL rules caching out; [Store.ScheduleRowCache] 1 (one
+// script), [Store.Row] 1; [Cleaner.Clean] 1 per batch, 1 when nothing is
+// over the limit; [RowCacher.CacheDue] 1 plus 1 per row due;
+// [Rescaler.Rescale] 1 (one script). Every call sends one command per
+// round trip.
 //
 // # Redis Cluster
 //

@@ -10,12 +10,16 @@ import "github.com/ria-go/ria/internal/keys"
 // keySet holds the fixed keys of one app and the prefixes of its
 // per-session, per-page and per-row keys, built once by [New].
 type keySet struct {
+	space                                 keys.Space
+	app                                   string
 	login, recent, views, delay, schedule string
 	viewed, cart, page, row               string // prefixes: append a token, hash or row ID
 }
 
 func newKeySet(ks keys.Space, app string) keySet {
 	return keySet{
+		space:    ks,
+		app:      app,
 		login:    ks.Key(app, "login"),
 		recent:   ks.Key(app, "recent"),
 		views:    ks.Key(app, "views"),
@@ -59,3 +63,8 @@ func (k keySet) scheduleKey() string { return k.schedule }
 
 // rowKey is a STRING holding the JSON of a cached row.
 func (k keySet) rowKey(id string) string { return k.row + id }
+
+// onceKey returns a new reply record key, <prefix>{<app>}:once:<nonce>: a
+// STRING holding the first reply of one call of a once-script, which lives
+// for the client's retry window.
+func (k keySet) onceKey() string { return k.space.Once(k.app) }

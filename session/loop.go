@@ -44,7 +44,8 @@ const MaxBatch = 10000
 func WithClock(now func() time.Time) LoopOption { return func(o *loopOptions) { o.now = now } }
 
 // WithLogger sets where a loop's Run reports the errors it rides out
-// (Redis unreachable, a row that failed to load). Default: discard.
+// (Redis unreachable, a row that failed to load, a loader that panicked).
+// Default: slog.Default().
 func WithLogger(l *slog.Logger) LoopOption { return func(o *loopOptions) { o.logger = l } }
 
 // loopOpts applies opts over the defaults and checks them.
@@ -62,7 +63,7 @@ func loopOpts(op string, interval time.Duration, opts []LoopOption) (loopOptions
 		return o, invalid(op, "nil clock")
 	}
 	if o.logger == nil {
-		o.logger = slog.New(slog.DiscardHandler)
+		o.logger = slog.Default()
 	}
 	return o, nil
 }

@@ -2,6 +2,8 @@ package session_test
 
 import (
 	"context"
+	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -27,6 +29,43 @@ func newStore(t *testing.T, b *redistest.Backend, rdb session.Client, opts ...se
 
 // key returns the name of one of the app's keys (see doc.go).
 func key(b *redistest.Backend, part string) string { return b.Prefix + "{" + app + "}:" + part }
+
+// dataKeys returns the app's keys under the test's prefix, but for the
+// reply records of once-scripts (<prefix>{app}:once:<nonce>, see doc.go).
+func dataKeys(b *redistest.Backend) []string {
+	var out []string
+	for _, k := range b.Keys("") {
+		if !strings.Contains(k, "}:once:") {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// expire makes keys, which expire within ttl, expire: on miniredis by
+// moving its clock past ttl, on a real server (whose clock cannot be
+// moved) by cutting their TTL to a millisecond; then it waits until they
+// are gone.
+func expire(t *testing.T, b *redistest.Backend, ttl time.Duration, keys ...string) {
+	t.Helper()
+	ctx := t.Context()
+	for _, k := range keys {
+		left, err := b.Client.PTTL(ctx, k).Result()
+		require.NoError(t, err)
+		require.Greater(t, left, time.Duration(0), "%s expires", k)
+		require.LessOrEqual(t, left, ttl, "%s expires within the TTL", k)
+	}
+	if b.Mini != nil {
+		b.FastForward(ttl)
+	} else {
+		for _, k := range keys {
+			require.NoError(t, b.Client.PExpire(ctx, k, time.Millisecond).Err())
+		}
+	}
+	require.Eventually(t, func() bool { return b.Client.Exists(ctx, keys...).Val() == 0 },
+		10*time.Second, time.Millisecond, "the keys expired")
+}
 
 // fakeClock is a clock for WithClock that moves only when told.
 type fakeClock struct {
@@ -61,8 +100,8 @@ func returned(t *testing.T, ch <-chan error) error {
 	select {
 	case err := <-ch:
 		return err
-	case <-time.After(10 * time.Second):
-		t.Fatal("Run did not return within 10s of ctx ending")
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run did not return within 30s of ctx ending")
 		return nil
 	}
 }

@@ -1,4 +1,5 @@
--- rowpeek.lua: defines peek(schedule, delay), prepended to the row scripts.
+-- rowpeek.lua: defines peek(schedule, delay), withPeek and check_rows,
+-- prepended to the row scripts.
 -- It returns the row due first as {id, due, delay}: its schedule score (Unix
 -- ms of the RowCacher's clock, 0: at once) and its delay score (ms; '' when
 -- the row has none), or {} when no row is scheduled.
@@ -16,3 +17,13 @@ local function withPeek(code, schedule, delay)
   return out
 end
 
+
+-- check_rows checks the types of the schedule and delay keys and, if given,
+-- of the row's key (check_types comes from check.lua).
+local function check_rows(schedule, delay, row)
+  local spec = {schedule, 'zset', 'session row schedule', delay, 'zset', 'session row delays'}
+  if row then
+    spec[#spec + 1] = row; spec[#spec + 1] = 'string'; spec[#spec + 1] = 'session row'
+  end
+  return check_types(spec)
+end

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"strconv"
 	"time"
 
@@ -19,7 +20,7 @@ import (
 type Loader func(ctx context.Context, rowID string) (any, error)
 
 // ScheduleRowCache starts, changes or stops the caching of a database
-// row (the book's schedule_row_cache), in one round trip (MULTI/EXEC).
+// row (the book's schedule_row_cache), in one round trip (one script).
 //
 // With a delay > 0, a [RowCacher] caches the row at once and then again
 // every delay (rounded down to whole milliseconds; at least 1 ms). With a
@@ -28,8 +29,16 @@ type Loader func(ctx context.Context, rowID string) (any, error)
 // RowCacher's next pass as in the book; a RowCacher loading it meanwhile
 // does not write it back.
 //
+// A re-send of the call by go-redis (after a lost reply) is answered from
+// a record of the first run, so it does not make the row due again after
+// a RowCacher cached it. When no reply came at all, the error wraps
+// [ria.ErrOutcomeUnknown]: the row may or may not have been (un)scheduled;
+// calling again is harmless (at worst the row is loaded once more).
+//
 // An empty rowID, or a delay between 0 and 1 ms, is an error wrapping
-// [ErrInvalid], and nothing is written.
+// [ErrInvalid], and nothing is written. A schedule, delay or (when
+// stopping) row key holding something this package did not write there is
+// a [*ria.KeyError], and nothing is written.
 func (s *Store) ScheduleRowCache(ctx context.Context, rowID string, delay time.Duration) error {
 	switch {
 	case rowID == "":
@@ -38,17 +47,8 @@ func (s *Store) ScheduleRowCache(ctx context.Context, rowID string, delay time.D
 		return invalid("schedule row cache", "row %q delay %v: must be at least 1ms, or <= 0 to stop caching", rowID, delay)
 	}
 	k := s.keys
-	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		if delay > 0 {
-			p.ZAdd(ctx, k.delayKey(), redis.Z{Member: rowID, Score: float64(delay.Milliseconds())})
-			p.ZAdd(ctx, k.scheduleKey(), redis.Z{Member: rowID, Score: 0}) // due at once
-			return nil
-		}
-		p.ZRem(ctx, k.delayKey(), rowID)
-		p.ZRem(ctx, k.scheduleKey(), rowID)
-		p.Del(ctx, k.rowKey(rowID))
-		return nil
-	})
+	_, err := rowScheduleScript.RunOnce(ctx, s.rdb, k.onceKey(),
+		[]string{k.scheduleKey(), k.delayKey(), k.rowKey(rowID)}, rowID, max(delay.Milliseconds(), 0))
 	if err != nil {
 		return fmt.Errorf("session: schedule row cache %q: %w", rowID, err)
 	}
@@ -104,10 +104,20 @@ func (s *Store) RowCacher(load Loader, opts ...LoopOption) (*RowCacher, error) {
 // dropped. Round trips: one, plus one per row (a script that writes the
 // row and reads the next one).
 //
-// A row whose loader fails (or whose value cannot be encoded as JSON) keeps
-// its cached copy and is tried again after its delay; CacheDue goes on
-// with the other rows and returns the loader errors joined, each naming its
-// row. A Redis error ends the pass. It stops early if ctx ends.
+// A row whose loader fails, panics (the panic is recovered: the error
+// wraps [ErrLoaderPanic] and carries the stack) or returns a value that
+// cannot be encoded as JSON keeps its cached copy and is tried again after
+// its delay; CacheDue goes on with the other rows and returns the loader
+// errors joined, each naming its row. A Redis error ends the pass. It stops
+// early if ctx ends.
+//
+// Storing or dropping a row is re-sent by go-redis after a lost reply and
+// answered from a record of the first run, so the count is exact; a store
+// run again later finds the row rescheduled and writes nothing, so a row is
+// written once per due time. A store with no reply at all ends the pass
+// with an error wrapping [ria.ErrOutcomeUnknown]. A schedule, delay or row
+// key holding something this package did not write there is a
+// [*ria.KeyError], and nothing is written.
 func (rc *RowCacher) CacheDue(ctx context.Context) (int, error) {
 	n, _, loadErr, err := rc.pass(same(ctx), ctx)
 	return n, errors.Join(err, loadErr)
@@ -117,9 +127,12 @@ func (rc *RowCacher) CacheDue(ctx context.Context) (int, error) {
 // pass ([RowCacher.CacheDue]) and then pauses until the next row is due,
 // by the RowCacher's clock, or for the interval ([WithInterval]: 50 ms),
 // whichever is sooner. The row in flight when ctx ends is finished unless
-// its loader gives up on ctx. Loader errors and transient Redis errors are
-// logged ([WithLogger]); Redis errors are retried with backoff. Run returns
-// nil when ctx ends, or the first Redis error that retrying cannot mend.
+// its loader gives up on ctx. Loader errors, loader panics (recovered: the
+// row keeps its cached copy and is tried again after its delay) and
+// transient Redis errors are logged ([WithLogger]: slog.Default() unless
+// set); Redis errors are retried with backoff. Run returns nil when ctx
+// ends, or the first Redis error that retrying cannot mend, such as a
+// *ria.KeyError (a key of the wrong type).
 func (rc *RowCacher) Run(ctx context.Context) error {
 	return run(ctx, "row cacher", rc.o.logger, func(unit unitFunc, stop context.Context) (time.Duration, error) {
 		_, next, loadErr, err := rc.pass(unit, stop)
@@ -161,7 +174,7 @@ func (rc *RowCacher) pass(unit unitFunc, stop context.Context) (n int, next *row
 		id := next.id
 		var code int64
 		if !next.hasDelay || next.delay <= 0 {
-			code, next, err = rowReply(rowDropScript.Run(ctx, rc.s.rdb,
+			code, next, err = rowReply(rowDropScript.RunOnce(ctx, rc.s.rdb, k.onceKey(),
 				[]string{k.scheduleKey(), k.delayKey(), k.rowKey(id)}, id))
 		} else {
 			data, lerr := rc.loadRow(stop, id)
@@ -176,7 +189,7 @@ func (rc *RowCacher) pass(unit unitFunc, stop context.Context) (n int, next *row
 			if lerr == nil {
 				write = "1"
 			}
-			code, next, err = rowReply(rowStoreScript.Run(ctx, rc.s.rdb,
+			code, next, err = rowReply(rowStoreScript.RunOnce(ctx, rc.s.rdb, k.onceKey(),
 				[]string{k.scheduleKey(), k.delayKey(), k.rowKey(id)},
 				id, next.dueRaw, nowMS, write, data))
 			if code == 2 {
@@ -192,8 +205,19 @@ func (rc *RowCacher) pass(unit unitFunc, stop context.Context) (n int, next *row
 	return n, next, errors.Join(loadErrs...), err
 }
 
-// loadRow calls the loader and encodes its value as JSON.
-func (rc *RowCacher) loadRow(ctx context.Context, id string) ([]byte, error) {
+// ErrLoaderPanic is wrapped by the error reported for a row whose [Loader]
+// (or the JSON encoding of its value) panicked. The panic is recovered;
+// the error also holds the panic value and the stack.
+var ErrLoaderPanic = errors.New("session: loader panicked")
+
+// loadRow calls the loader and encodes its value as JSON, turning a panic
+// into an error wrapping ErrLoaderPanic.
+func (rc *RowCacher) loadRow(ctx context.Context, id string) (data []byte, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			data, err = nil, fmt.Errorf("%w: %v\n%s", ErrLoaderPanic, p, debug.Stack())
+		}
+	}()
 	v, err := rc.load(ctx, id)
 	if err != nil {
 		return nil, err

@@ -3,7 +3,9 @@
 -- entry is no longer the one the caller picked (it was rescheduled, or
 -- taken by another RowCacher), or its delay is gone or <= 0 (it was
 -- unscheduled). A row that is being unscheduled is never written back.
--- (withPeek comes from rowpeek.lua.)
+-- A once-script: a re-send is answered from the record of its first reply
+-- (it would find the row rescheduled and answer 0). Every key is checked
+-- before the first write. (withPeek and check_rows come from rowpeek.lua.)
 -- KEYS[1] schedule  ZSET row ID -> due (Unix ms; 0: at once)
 -- KEYS[2] delay     ZSET row ID -> re-caching period (ms)
 -- KEYS[3] row       STRING the row's JSON
@@ -13,6 +15,8 @@
 -- returns {code, next row as peek}: code 1 stored, 2 rescheduled only,
 -- 0 changed meanwhile (nothing written)
 local schedule, delay = KEYS[1], KEYS[2]
+local bad = check_rows(schedule, delay, KEYS[3])
+if bad then return bad end
 local id = ARGV[1]
 local due = redis.call('ZSCORE', schedule, id)
 local d = redis.call('ZSCORE', delay, id)

@@ -14,11 +14,18 @@ import (
 	"github.com/ria-go/ria/internal/script"
 )
 
-// Client is the subset of go-redis this package uses.
+// Client is the subset of go-redis this package uses. *redis.Client,
+// *redis.ClusterClient and *redis.Ring satisfy it.
 type Client interface {
-	redis.Scripter
-	Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
-	TxPipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
+	// The methods of redis.Scripter: scripts run EVALSHA, then EVAL once
+	// the server answers NOSCRIPT.
+	Eval(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd
+	EvalSha(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd
+	EvalRO(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd
+	EvalShaRO(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd
+	ScriptExists(ctx context.Context, hashes ...string) *redis.BoolSliceCmd
+	ScriptLoad(ctx context.Context, script string) *redis.StringCmd
+
 	Get(ctx context.Context, key string) *redis.StringCmd
 	Set(ctx context.Context, key string, value any, expiration time.Duration) *redis.StatusCmd
 	HGet(ctx context.Context, key, field string) *redis.StringCmd
@@ -65,6 +72,10 @@ var (
 	cleanLua string
 	//go:embed page.lua
 	pageLua string
+	//go:embed rescale.lua
+	rescaleLua string
+	//go:embed rowschedule.lua
+	rowScheduleLua string
 	//go:embed rowpeek.lua
 	rowPeekLua string
 	//go:embed rowdue.lua
@@ -74,13 +85,18 @@ var (
 	//go:embed rowdrop.lua
 	rowDropLua string
 
-	updateScript   = script.New("session update", updateLua)
-	cartScript     = script.New("session cart", cartLua)
-	cleanScript    = script.New("session clean", cleanLua)
-	pageScript     = script.New("session page", pageLua)
-	rowDueScript   = script.New("session row due", rowPeekLua+rowDueLua)
-	rowStoreScript = script.New("session row store", rowPeekLua+rowStoreLua)
-	rowDropScript  = script.New("session row drop", rowPeekLua+rowDropLua)
+	// A request without an item is naturally idempotent; one with an item
+	// counts a view, once: its reply is recorded (see doc.go).
+	updateScript      = script.New("session update", updateLua)
+	viewScript        = script.NewOnce("session update", updateLua)
+	cartScript        = script.New("session cart", cartLua)
+	cleanScript       = script.NewOnce("session clean", cleanLua)
+	pageScript        = script.New("session page", pageLua)
+	rescaleScript     = script.NewOnce("session rescale", rescaleLua)
+	rowScheduleScript = script.NewOnce("session row schedule", rowScheduleLua)
+	rowDueScript      = script.New("session row due", rowPeekLua+rowDueLua)
+	rowStoreScript    = script.NewOnce("session row store", rowPeekLua+rowStoreLua)
+	rowDropScript     = script.NewOnce("session row drop", rowPeekLua+rowDropLua)
 )
 
 // Option configures a [Store].
@@ -120,9 +136,10 @@ type Store struct {
 // share the hash tag {app}, so on Redis Cluster the whole app lives in one
 // slot (see the package doc).
 //
-// New returns an error wrapping [ErrInvalid] if app is empty or starts
-// with '}', the prefix holds '{' or '}', or an option is out of range. It
-// panics if rdb is nil. Nothing reaches Redis.
+// New returns an error wrapping [ErrInvalid] if app is empty or holds '{'
+// or '}' (which could make two apps share a key), the prefix holds '{' or
+// '}', or an option is out of range. It panics if rdb is nil. Nothing
+// reaches Redis.
 func New(rdb Client, app string, opts ...Option) (*Store, error) {
 	if rdb == nil {
 		panic("session: New with a nil client")
@@ -180,8 +197,17 @@ func (s *Store) CheckToken(ctx context.Context, token string) (user string, ok b
 // viewed item (of the last [ViewedLimit] kept) and its count in the app's
 // view ranking grows by one.
 //
+// A re-send of the call by go-redis (after a lost reply) counts the view
+// once: a call with an item records its reply for the client's retry
+// window and a re-send is answered from the record; one without is
+// naturally idempotent (see the package doc's "Lost replies"). When no
+// reply came at all, the error wraps [ria.ErrOutcomeUnknown]: the request
+// may or may not have been recorded.
+//
 // An empty token or user is an error wrapping [ErrInvalid], and nothing
-// is written.
+// is written. A key of the app or the session holding something this
+// package did not write there is a [*ria.KeyError], and nothing is
+// written.
 func (s *Store) UpdateToken(ctx context.Context, token, user, item string) error {
 	switch {
 	case token == "":
@@ -189,11 +215,15 @@ func (s *Store) UpdateToken(ctx context.Context, token, user, item string) error
 	case user == "":
 		return invalid("update token", "user of token %q: empty user", token)
 	}
-	_, err := updateScript.Int64(ctx, s.rdb,
-		[]string{s.keys.loginKey(), s.keys.recentKey(), s.keys.viewedKey(token), s.keys.viewsKey()},
-		token, user, item, ViewedLimit)
+	keys := []string{s.keys.loginKey(), s.keys.recentKey(), s.keys.viewedKey(token), s.keys.viewsKey()}
+	var err error
+	if item == "" {
+		_, err = updateScript.Run(ctx, s.rdb, keys, token, user, item, ViewedLimit)
+	} else {
+		_, err = viewScript.RunOnce(ctx, s.rdb, s.keys.onceKey(), keys, token, user, item, ViewedLimit)
+	}
 	if err != nil {
-		return fmt.Errorf("session: update token: %w", err)
+		return fmt.Errorf("session: update token: %w", script.Unknown(err))
 	}
 	return nil
 }
@@ -226,8 +256,15 @@ func (s *Store) Sessions(ctx context.Context) (int64, error) {
 // removes on count <= 0). It also marks the session as seen now, so that a
 // [Cleaner] tracks every cart, even one of a session that never logged in.
 //
+// A re-send of the call by go-redis (after a lost reply) sets the same
+// count again: the script is naturally idempotent. When no reply came at
+// all, the error wraps [ria.ErrOutcomeUnknown]: the count may or may not
+// have been set (setting it again is harmless).
+//
 // An empty token or item, or a negative count, is an error wrapping
-// [ErrInvalid], and nothing is written.
+// [ErrInvalid], and nothing is written. A key holding something this
+// package did not write there is a [*ria.KeyError], and nothing is
+// written.
 func (s *Store) AddToCart(ctx context.Context, token, item string, count int) error {
 	switch {
 	case token == "":
@@ -239,7 +276,7 @@ func (s *Store) AddToCart(ctx context.Context, token, item string, count int) er
 	}
 	_, err := cartScript.Int64(ctx, s.rdb, []string{s.keys.recentKey(), s.keys.cartKey(token)}, token, item, count)
 	if err != nil {
-		return fmt.Errorf("session: add to cart: %w", err)
+		return fmt.Errorf("session: add to cart: %w", script.Unknown(err))
 	}
 	return nil
 }

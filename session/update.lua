@@ -3,6 +3,10 @@
 -- now, and when an item was viewed, add it to the session's last viewed
 -- items (keeping the newest ARGV[4]) and count the view in the app's
 -- ranking (ZINCRBY -1: rank 0 is the most viewed item).
+-- Run as a once-script when an item was viewed (a re-send of the call is
+-- answered from the record of its first reply, so a view counts once), as
+-- a plain script otherwise (a re-send maps the token again and marks the
+-- session as seen a moment later: the same state).
 -- KEYS[1] login   HASH token -> user
 -- KEYS[2] recent  ZSET token -> last seen (server Unix µs)
 -- KEYS[3] viewed  ZSET of the session: item -> view time (server Unix µs)
@@ -10,7 +14,12 @@
 -- ARGV[1] token   ARGV[2] user   ARGV[3] item ('' for none)
 -- ARGV[4] how many viewed items to keep
 -- returns 1
--- The clock is the server's TIME, shared by every web server.
+-- Every key is checked before the first write. The clock is the server's
+-- TIME, shared by every web server.
+local bad = check_types({KEYS[1], 'hash', 'session logins', KEYS[2], 'zset', 'session recent',
+  KEYS[3], 'zset', 'session viewed items', KEYS[4], 'zset', 'session view ranking'})
+if bad then return bad end
+
 local token, user, item = ARGV[1], ARGV[2], ARGV[3]
 local keep = tonumber(ARGV[4])
 

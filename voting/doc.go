@@ -37,6 +37,47 @@
 //   - Group membership changes ([Site.UpdateGroups]) are one script that
 //     also drops the group's cached pages, so a group page never misses a
 //     member added, or shows one removed, before the cache TTL.
+//   - No script leaves a partial write. Each checks, before its first
+//     write, the type of every key it touches (the new article's hash and
+//     voters' set, which Post names from the ID it mints, included) and the
+//     values it parses (the ID counter, the article's vote counters). A key
+//     holding something else (written by another program, or corrupted)
+//     makes the call fail with a *ria.KeyError naming the key and its role
+//     (for instance "voting article ID counter"), matching ria.ErrWrongType
+//     or ria.ErrCorrupt, having changed nothing. Post also refuses a
+//     counter that lags behind the articles (an article already holds the
+//     next ID: minting would merge two articles).
+//
+// # Lost replies
+//
+// go-redis re-sends a command whose reply was lost (a dropped connection, a
+// read timeout; MaxRetries, 3 by default), so a script may run twice. Every
+// state-changing call answers truly all the same:
+//
+//   - [Site.Post] and [Site.Vote] run once-scripts: the first run records
+//     its reply under a key of its own call, <prefix>{S}:once:<nonce>, a
+//     STRING that lives for the client's retry window, and a re-send is
+//     answered from it. So a re-sent Post posts one article and answers its
+//     ID, and a re-sent Vote that counted answers true. The window is read
+//     from the client's options: MaxRetries times (PoolTimeout +
+//     WriteTimeout + ReadTimeout + MaxRetryBackoff), plus a second, at most
+//     5 minutes; 52 s with go-redis v9's defaults, none (no record is
+//     written) with MaxRetries -1. Each call keeps about 120 bytes for that
+//     window (measured on Redis 7.0 with the default prefix), so 1,000
+//     votes/s keep some 6 MB of records with the defaults; give a busy site
+//     a client with fewer retries or shorter timeouts to shrink it. A
+//     refused vote ([ErrNoArticle], [ErrVotingClosed]) keeps none: a
+//     re-send is refused alike.
+//   - [Site.UpdateGroups] and the cache fill of [Site.GroupPage] are
+//     naturally idempotent: a re-send adds and removes the same members,
+//     or finds the cache its first run filled, and changes nothing more.
+//
+// When every attempt lost its reply, the call returns an error wrapping
+// ria.ErrOutcomeUnknown: it may or may not have taken effect; read the
+// state to find out. Voting again is harmless (a user's vote cannot count
+// twice); posting again may post the article twice. A refusal
+// ([ErrNoArticle], [ErrVotingClosed], a *ria.KeyError) always means that
+// the call changed nothing.
 //
 // # Limits
 //
@@ -54,7 +95,7 @@
 //
 // With the default prefix "voting:", a site called S uses:
 //
-//	voting:{S}:seq              STRING  last article ID minted (INCR); no TTL
+//	voting:{S}:seq              STRING  last article ID minted; no TTL
 //	voting:{S}:article:<ID>     HASH    title, link, poster, time (server Unix s,
 //	                                    6 decimals), votes (up, poster's included),
 //	                                    downvotes; no TTL
@@ -66,20 +107,24 @@
 //	voting:{S}:group:<G>        SET     IDs of the articles in group G; no TTL
 //	voting:{S}:cache:score:<G>  ZSET    group G ∩ score index; group cache TTL
 //	voting:{S}:cache:time:<G>   ZSET    group G ∩ time index; group cache TTL
+//	voting:{S}:once:<nonce>     STRING  the reply of one Post or Vote call; TTL the
+//	                                    client's retry window (see Lost replies)
 //
 // Members of the ZSETs and group SETs are bare article IDs. The post script
 // builds the new article's hash and voters' set keys from prefixes declared
-// in KEYS and the ID it has just minted (they cannot be declared before the
-// INCR); the hash tag keeps them in the site's slot. Every other key a
-// script touches is declared in KEYS.
+// in KEYS and the ID it mints (they cannot be declared before it reads the
+// counter); the hash tag keeps them in the site's slot. Every other key a
+// script touches is declared in KEYS. Site names must not hold '{' or '}'
+// (they would move the hash tag, or let two sites share a key).
 //
 // # Round trips
 //
 // Once the server has cached the scripts (the first call of each script on
 // a server may take one more: EVALSHA answered by NOSCRIPT, then EVAL):
 //
-//	Post          1 (script)
-//	Vote          1 (script), whether or not it counts or is refused
+//	Post          1 (script; it also writes its reply record)
+//	Vote          1 (script), whether or not it counts or is refused; a
+//	              counted or uncounted vote also writes its reply record
 //	Get           1 (pipeline: HGETALL + ZSCORE)
 //	Page          2 (ZREVRANGE, then one pipeline of HGETALL + ZSCORE per
 //	              article); 1 when the page is empty

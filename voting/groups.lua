@@ -1,6 +1,8 @@
 -- groups.lua: add an article to some groups and remove it from others
 -- (Redis in Action 1.3.2, add_remove_groups) in one atomic step, and drop
--- the cached pages of every group whose membership changed.
+-- the cached pages of every group whose membership changed. Naturally
+-- idempotent: a re-send adds and removes the same members again, which
+-- changes nothing, and answers the same (the caller ignores the count).
 -- KEYS[1] time  ZSET article ID -> post time: the article must be in it
 -- then, for each group, three keys: the group's SET of article IDs and its
 -- two cached page ZSETs (by score, by time). The first ARGV[2] groups are
@@ -8,6 +10,16 @@
 -- ARGV[1] article ID   ARGV[2] number of groups to add the article to
 -- returns the number of memberships changed, or -1 if there is no such
 -- article (then nothing is written)
+-- Every key is checked before the first write.
+local spec = {KEYS[1], 'zset', 'voting time index'}
+for i = 2, #KEYS, 3 do
+  spec[#spec + 1] = KEYS[i]; spec[#spec + 1] = 'set'; spec[#spec + 1] = 'voting group'
+  spec[#spec + 1] = KEYS[i + 1]; spec[#spec + 1] = 'zset'; spec[#spec + 1] = 'voting group cache'
+  spec[#spec + 1] = KEYS[i + 2]; spec[#spec + 1] = 'zset'; spec[#spec + 1] = 'voting group cache'
+end
+local bad = check_types(spec)
+if bad then return bad end
+
 local id = ARGV[1]
 if not redis.call('ZSCORE', KEYS[1], id) then return -1 end
 local nadd = tonumber(ARGV[2])

@@ -10,6 +10,8 @@ import "github.com/ria-go/ria/internal/keys"
 // keySet holds the keys of one site that do not depend on an article or a
 // group, built once by [New].
 type keySet struct {
+	space                             keys.Space
+	site                              string
 	seq, time, score                  string
 	articlePrefix, votedPrefix        string
 	downvotedPrefix, groupPrefix      string
@@ -18,6 +20,8 @@ type keySet struct {
 
 func newKeySet(ks keys.Space, site string) keySet {
 	return keySet{
+		space:            ks,
+		site:             site,
 		seq:              seqKey(ks, site),
 		time:             timeKey(ks, site),
 		score:            scoreKey(ks, site),
@@ -30,7 +34,7 @@ func newKeySet(ks keys.Space, site string) keySet {
 	}
 }
 
-// seqKey is a STRING counter, the last article ID minted (INCR); no TTL.
+// seqKey is a STRING counter, the last article ID minted; no TTL.
 func seqKey(ks keys.Space, site string) string { return ks.Key(site, "seq") }
 
 // timeKey is a ZSET of every article ID scored by its post time in Unix
@@ -74,3 +78,8 @@ func (k keySet) orderKey(o Order) string {
 	}
 	return k.score
 }
+
+// onceKey returns a new reply record key, <prefix>{<site>}:once:<nonce>: a
+// STRING holding the first reply of one call of a once-script (Post,
+// Vote), which lives for the client's retry window.
+func (k keySet) onceKey() string { return k.space.Once(k.site) }

@@ -2,7 +2,9 @@
 -- 1.3.1, article_vote, with the chapter's down-vote exercise) in one atomic
 -- step. A user holds at most one vote per article: a new vote moves the
 -- score by one vote's weight, switching sides moves it by two, and voting
--- the same way again changes nothing.
+-- the same way again changes nothing. A once-script: a re-send of the same
+-- call is answered from the record of its first reply (once.lua), so a
+-- vote that counted says so even when its first reply was lost.
 -- KEYS[1] time       ZSET article ID -> post time (server Unix s)
 -- KEYS[2] score      ZSET article ID -> score
 -- KEYS[3] article    HASH (fields votes, downvotes)
@@ -10,21 +12,29 @@
 -- KEYS[5] downvoted  SET of down-voters
 -- ARGV[1] article ID   ARGV[2] user   ARGV[3] 'up' or 'down'
 -- ARGV[4] score of one vote (432)   ARGV[5] voting window (s)
--- returns 1 new vote, 2 switched sides, 0 already voted that way,
---        -1 no such article, -2 voting closed (nothing written for <= 0)
+-- returns 1 new vote, 2 switched sides, 0 already voted that way; the
+-- error replies 'NOARTICLE' (no such article) and 'VOTINGCLOSED' refuse
+-- the vote having written nothing, not even a record (a re-send is
+-- refused alike).
 -- Voting is open while the server's TIME is before the post time (the
--- score in KEYS[1]) plus the window.
+-- score in KEYS[1]) plus the window. Every key, and the counters it
+-- increments, is checked before the first write.
 local timeKey, scoreKey, article, voted, downvoted = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local id, user = ARGV[1], ARGV[2]
 local weight = tonumber(ARGV[4])
 local window = tonumber(ARGV[5])
 
+local bad = check_types({timeKey, 'zset', 'voting time index', scoreKey, 'zset', 'voting score index',
+  article, 'hash', 'voting article', voted, 'set', 'voting up-voters', downvoted, 'set', 'voting down-voters'})
+  or check_hint(article, 'votes', 'voting article') or check_hint(article, 'downvotes', 'voting article')
+if bad then return bad end
+
 local posted = redis.call('ZSCORE', timeKey, id)
-if not posted then return -1 end
+if not posted then return redis.error_reply('NOARTICLE voting: no such article') end
 posted = tonumber(posted)
 local t = redis.call('TIME')
 local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
-if now >= posted + window then return -2 end
+if now >= posted + window then return redis.error_reply('VOTINGCLOSED voting: voting closed') end
 
 local to, from, field, other, sign = voted, downvoted, 'votes', 'downvotes', 1
 if ARGV[3] == 'down' then

@@ -17,9 +17,18 @@ import (
 )
 
 // Client is the subset of go-redis this package uses: scripts, one range
-// query and pipelines.
+// query and pipelines. *redis.Client, *redis.ClusterClient and *redis.Ring
+// satisfy it.
 type Client interface {
-	redis.Scripter
+	// The methods of redis.Scripter: scripts run EVALSHA, then EVAL once
+	// the server answers NOSCRIPT.
+	Eval(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd
+	EvalSha(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd
+	EvalRO(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd
+	EvalShaRO(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd
+	ScriptExists(ctx context.Context, hashes ...string) *redis.BoolSliceCmd
+	ScriptLoad(ctx context.Context, script string) *redis.StringCmd
+
 	ZRevRange(ctx context.Context, key string, start, stop int64) *redis.StringSliceCmd
 	Pipeline() redis.Pipeliner
 }
@@ -61,8 +70,8 @@ var (
 	//go:embed grouppage.lua
 	groupPageLua string
 
-	postScript      = script.New("voting post", postLua)
-	voteScript      = script.New("voting vote", voteLua)
+	postScript      = script.NewOnce("voting post", postLua)
+	voteScript      = script.NewOnce("voting vote", voteLua)
 	groupsScript    = script.New("voting groups", groupsLua)
 	groupPageScript = script.New("voting group page", groupPageLua)
 )
@@ -155,9 +164,10 @@ type Site struct {
 // New returns the site called site, whose keys all carry the hash tag
 // {site} (see the package doc's Cluster notes). Nothing reaches Redis.
 //
-// New returns an error naming the bad argument if site is empty or starts
-// with '}', the prefix holds '{' or '}', or the group cache TTL is less
-// than a millisecond. It panics if rdb is nil.
+// New returns an error naming the bad argument if site is empty or holds
+// '{' or '}' (which could make two sites share a key), the prefix holds
+// '{' or '}', or the group cache TTL is less than a millisecond. It panics
+// if rdb is nil.
 func New(rdb Client, site string, opts ...Option) (*Site, error) {
 	if rdb == nil {
 		panic("voting: New with a nil client")
@@ -189,21 +199,34 @@ func (s *Site) Name() string { return s.name }
 // Post posts an article and returns its ID, in one round trip: it mints the
 // ID (a counter), stores the article, indexes it by time and score, and
 // counts the poster's own up-vote, all in one script timed by the server's
-// clock. It returns an error naming the argument, and writes nothing, if
-// poster, title or link is empty.
+// clock. A re-send of the call by go-redis (after a lost reply) is answered
+// from a record of the first run, so one article is posted and its ID
+// returned (see the package doc's "Lost replies"); when no reply came at
+// all, the error wraps [ria.ErrOutcomeUnknown] and the article may or may
+// not have been posted.
+//
+// It returns an error naming the argument, and writes nothing, if poster,
+// title or link is empty. A key of the site holding something this package
+// did not write there (another type, a counter that is not a non-negative
+// integer or lags behind the articles) is a [*ria.KeyError], and nothing is
+// written.
 func (s *Site) Post(ctx context.Context, poster, title, link string) (string, error) {
 	for _, a := range []struct{ name, v string }{{"poster", poster}, {"title", title}, {"link", link}} {
 		if a.v == "" {
 			return "", fmt.Errorf("voting: post: %s: empty", a.name)
 		}
 	}
-	n, err := postScript.Int64(ctx, s.rdb,
+	v, err := postScript.RunOnce(ctx, s.rdb, s.keys.onceKey(),
 		[]string{s.keys.seq, s.keys.time, s.keys.score, s.keys.articlePrefix, s.keys.votedPrefix},
 		title, link, poster, VoteScore, int64(VotingWindow/time.Second))
 	if err != nil {
 		return "", fmt.Errorf("voting: post: %w", err)
 	}
-	return strconv.FormatInt(n, 10), nil
+	id, ok := v.(string)
+	if !ok || checkID(id) != nil {
+		return "", fmt.Errorf("voting: post: script %s: want an article ID, got %v", postScript.Name(), v)
+	}
+	return id, nil
 }
 
 // Vote records user's vote in direction d on article id, in one round trip
@@ -218,13 +241,21 @@ func (s *Site) Post(ctx context.Context, poster, title, link string) (string, er
 //   - a vote on the side the user already voted does not count and changes
 //     nothing.
 //
-// The poster's own up-vote is a vote like any other. Vote returns
-// [ErrNoArticle] if there is no article id, and [ErrVotingClosed] if it was
-// posted [VotingWindow] or more ago by the server's clock; in both cases
-// nothing is written. An id that is not a positive decimal integer cannot
-// name an article: it gets [ErrNoArticle] without reaching Redis. An empty
-// user or a d other than [Up] or [Down] is an error naming it, and does not
-// reach Redis either.
+// The poster's own up-vote is a vote like any other. A re-send of the call
+// by go-redis (after a lost reply) is answered from a record of the first
+// run: a vote that counted says true (see the package doc's "Lost
+// replies"). When no reply came at all, the error wraps
+// [ria.ErrOutcomeUnknown]: the vote may or may not have counted (voting
+// again the same way is harmless: it cannot count twice).
+//
+// Vote returns [ErrNoArticle] if there is no article id, and
+// [ErrVotingClosed] if it was posted [VotingWindow] or more ago by the
+// server's clock; in both cases nothing is written. An id that is not a
+// positive decimal integer cannot name an article: it gets [ErrNoArticle]
+// without reaching Redis. An empty user or a d other than [Up] or [Down] is
+// an error naming it, and does not reach Redis either. A key of the article
+// or the site holding something this package did not write there is a
+// [*ria.KeyError], and nothing is written.
 func (s *Site) Vote(ctx context.Context, id, user string, d Direction) (bool, error) {
 	if err := checkID(id); err != nil {
 		return false, fmt.Errorf("voting: vote on article %q: %w", id, err)
@@ -235,17 +266,26 @@ func (s *Site) Vote(ctx context.Context, id, user string, d Direction) (bool, er
 	if d != Up && d != Down {
 		return false, fmt.Errorf("voting: vote on article %q: direction %v: must be Up or Down", id, d)
 	}
-	r, err := voteScript.Int64(ctx, s.rdb,
+	v, err := voteScript.RunOnce(ctx, s.rdb, s.keys.onceKey(),
 		[]string{s.keys.time, s.keys.score, s.keys.articleKey(id), s.keys.votedKey(id), s.keys.downvotedKey(id)},
 		id, user, d.String(), VoteScore, int64(VotingWindow/time.Second))
+	if err != nil {
+		var rerr redis.Error
+		if errors.As(err, &rerr) {
+			switch code, _, _ := strings.Cut(rerr.Error(), " "); code {
+			case "NOARTICLE":
+				err = ErrNoArticle
+			case "VOTINGCLOSED":
+				err = ErrVotingClosed
+			}
+		}
+		return false, fmt.Errorf("voting: vote on article %q: %w", id, err)
+	}
+	r, err := voteScript.AsInt64(v)
 	switch {
 	case err != nil:
 		return false, fmt.Errorf("voting: vote on article %q: %w", id, err)
-	case r == -1:
-		return false, fmt.Errorf("voting: vote on article %q: %w", id, ErrNoArticle)
-	case r == -2:
-		return false, fmt.Errorf("voting: vote on article %q: %w", id, ErrVotingClosed)
-	case r < -2 || r > 2:
+	case r < 0 || r > 2:
 		return false, fmt.Errorf("voting: vote on article %q: script %s: unexpected reply %d", id, voteScript.Name(), r)
 	}
 	return r > 0, nil
@@ -298,9 +338,17 @@ func (s *Site) Page(ctx context.Context, o Order, page, size int) ([]Article, er
 // is not in, is a no-op. Every group whose membership changes has its cached
 // pages dropped, so the next [Site.GroupPage] sees the change at once.
 //
+// A re-send of the call by go-redis (after a lost reply) adds and removes
+// the same members again, which changes nothing: the script is naturally
+// idempotent. When no reply came at all, the error wraps
+// [ria.ErrOutcomeUnknown]: the update may or may not have been made
+// (calling again is harmless).
+//
 // It returns [ErrNoArticle], writing nothing, if there is no article id. An
 // empty group name, or a group in both add and remove, is an error naming
-// it and does not reach Redis; so is nothing at all to do.
+// it and does not reach Redis; so is nothing at all to do. A key holding
+// something this package did not write there is a [*ria.KeyError], and
+// nothing is written.
 func (s *Site) UpdateGroups(ctx context.Context, id string, add, remove []string) error {
 	if err := checkID(id); err != nil {
 		return fmt.Errorf("voting: update groups of article %q: %w", id, err)
@@ -340,7 +388,7 @@ func (s *Site) UpdateGroups(ctx context.Context, id string, add, remove []string
 	n, err := groupsScript.Int64(ctx, s.rdb, ks, id, nadd)
 	switch {
 	case err != nil:
-		return fmt.Errorf("voting: update groups of article %q: %w", id, err)
+		return fmt.Errorf("voting: update groups of article %q: %w", id, script.Unknown(err))
 	case n == -1:
 		return fmt.Errorf("voting: update groups of article %q: %w", id, ErrNoArticle)
 	}
@@ -360,6 +408,8 @@ func (s *Site) UpdateGroups(ctx context.Context, id string, add, remove []string
 // articles' hashes and scores; one when the page is empty. A group that
 // does not exist is empty. An empty group name, a page below 1, a size
 // below 1 or an unknown o is an error naming it and does not reach Redis.
+// A cache, group or index key holding something this package did not
+// write there is a [*ria.KeyError], and nothing is written.
 func (s *Site) GroupPage(ctx context.Context, group string, o Order, page, size int) ([]Article, error) {
 	if group == "" {
 		return nil, errors.New("voting: group page: group: empty")
@@ -370,7 +420,7 @@ func (s *Site) GroupPage(ctx context.Context, group string, o Order, page, size 
 	}
 	v, err := groupPageScript.Run(ctx, s.rdb,
 		[]string{s.keys.cacheKey(o, group), s.keys.groupKey(group), s.keys.orderKey(o)},
-		s.cacheTTL, start, stop)
+		s.cacheTTL, start, stop, "voting "+o.String()+" index")
 	if err != nil {
 		return nil, fmt.Errorf("voting: group page %q %d by %v: %w", group, page, o, err)
 	}

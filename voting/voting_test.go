@@ -76,6 +76,7 @@ func TestSite_bookScenario(t *testing.T) {
 		s := newSite(t, b, b.Client)
 		before := time.Now()
 		id := post(t, s, "username", "A title")
+		after := time.Now()
 		assert.Equal(t, "1", id, "IDs come from a counter")
 
 		a := get(t, s, id)
@@ -85,7 +86,10 @@ func TestSite_bookScenario(t *testing.T) {
 		assert.Equal(t, int64(1), a.Votes, "the poster's own vote")
 		assert.Equal(t, int64(0), a.Downvotes)
 		if b.Real() { // miniredis's TIME is the harness's frozen clock
-			assert.WithinDuration(t, before, a.Posted, 5*time.Second)
+			// Posted between the call and its return (same machine's
+			// clock; a millisecond for rounding).
+			assert.False(t, a.Posted.Before(before.Add(-time.Millisecond)), "posted %v, called at %v", a.Posted, before)
+			assert.False(t, a.Posted.After(after.Add(time.Millisecond)), "posted %v, returned at %v", a.Posted, after)
 		}
 		wantScore(t, b, a, 1)
 
@@ -120,7 +124,7 @@ func TestSite_bookScenario(t *testing.T) {
 func TestSite_keys(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
-		s := newSite(t, b, b.Client, voting.WithGroupCacheTTL(30*time.Second))
+		s := newSite(t, b, b.Client, voting.WithGroupCacheTTL(time.Hour))
 		id := post(t, s, "alice", "t")
 		_, err := s.Vote(ctx, id, "bob", voting.Down)
 		require.NoError(t, err)
@@ -143,8 +147,8 @@ func TestSite_keys(t *testing.T) {
 			{"voted:" + id, "set", voting.VotingWindow},
 			{"downvoted:" + id, "set", voting.VotingWindow},
 			{"group:g", "set", -1},
-			{"cache:score:g", "zset", 30 * time.Second},
-			{"cache:time:g", "zset", 30 * time.Second},
+			{"cache:score:g", "zset", time.Hour},
+			{"cache:time:g", "zset", time.Hour},
 		} {
 			k := key(b, c.part)
 			assert.Equal(t, c.typ, b.Client.Type(ctx, k).Val(), k)
@@ -153,7 +157,9 @@ func TestSite_keys(t *testing.T) {
 				assert.Equal(t, time.Duration(-1), ttl, "%s has no TTL", k)
 				continue
 			}
-			assert.InDelta(t, float64(c.ttl), float64(ttl), float64(5*time.Second), "%s TTL", k)
+			// Set to c.ttl when the key was written, a moment ago.
+			assert.LessOrEqual(t, ttl, c.ttl, "%s TTL", k)
+			assert.Greater(t, ttl, c.ttl-time.Minute, "%s TTL", k)
 			if c.ttl == voting.VotingWindow && b.Real() {
 				at := b.Client.PExpireTime(ctx, k).Val()
 				assert.InDelta(t, float64(closes.UnixMilli()), float64(at.Milliseconds()), 2, "%s expires when voting closes", k)
@@ -316,6 +322,30 @@ func TestSite_Vote_closed(t *testing.T) {
 	})
 }
 
+// expire makes the cache keys, which expire after ttl, expire: on miniredis
+// by moving its clock past ttl, on a real server (whose clock cannot be
+// moved) by cutting their TTL to a millisecond, and then waits until they
+// are gone.
+func expire(t *testing.T, b *redistest.Backend, ttl time.Duration, keys ...string) {
+	t.Helper()
+	ctx := t.Context()
+	for _, k := range keys {
+		left, err := b.Client.PTTL(ctx, k).Result()
+		require.NoError(t, err)
+		require.Greater(t, left, time.Duration(0), "%s expires", k)
+		require.LessOrEqual(t, left, ttl, "%s expires within the TTL", k)
+	}
+	if b.Mini != nil {
+		b.FastForward(ttl)
+	} else {
+		for _, k := range keys {
+			require.NoError(t, b.Client.PExpire(ctx, k, time.Millisecond).Err())
+		}
+	}
+	require.Eventually(t, func() bool { return b.Client.Exists(ctx, keys...).Val() == 0 },
+		10*time.Second, time.Millisecond, "the keys expired")
+}
+
 func sorted(ss []string) []string {
 	out := append([]string(nil), ss...)
 	for i := range out {
@@ -475,9 +505,9 @@ func TestSite_Page(t *testing.T) {
 func TestSite_GroupPage(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
-		// Long enough that the steps between a cache fill and its check
-		// fit on a loaded machine; on real servers the expiry is waited out.
-		const ttl = 2 * time.Second
+		// Long enough that no cache expires between its fill and its
+		// check, however loaded the machine; expiry is brought about below.
+		const ttl = time.Hour
 		s := newSite(t, b, b.Client, voting.WithGroupCacheTTL(ttl))
 		a1 := post(t, s, "alice", "one")
 		b.FastForward(time.Millisecond)
@@ -504,7 +534,7 @@ func TestSite_GroupPage(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, []string{a2, a1}, ids(page), "cached order")
 		assert.Greater(t, page[1].Score, page[0].Score, "live scores")
-		b.FastForward(ttl + 100*time.Millisecond)
+		expire(t, b, ttl, key(b, "cache:score:go"))
 		assert.Equal(t, []string{a1, a2}, group("go", voting.ByScore), "recomputed after the TTL")
 
 		// Membership changes show at once: they drop the group's caches.
@@ -547,6 +577,7 @@ func TestSite_badInput(t *testing.T) {
 		}{
 			{"", nil, "voting: new: site: empty name"},
 			{"}x", nil, "site"},
+			{"a{b}", nil, `site "a{b}": must not contain '{' or '}'`},
 			{site, []voting.Option{voting.WithPrefix("a{b")}, "prefix"},
 			{site, []voting.Option{voting.WithGroupCacheTTL(0)}, "group cache TTL 0s"},
 			{site, []voting.Option{voting.WithGroupCacheTTL(-time.Second)}, "group cache TTL -1s"},

@@ -1,0 +1,114 @@
+package session_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ria-go/ria"
+	"github.com/ria-go/ria/internal/redistest"
+	"github.com/ria-go/ria/session"
+)
+
+// Every script-backed operation checks every key it relies on before its
+// first write, the keys it builds from a prefix included: a key of another
+// type makes it fail with a *ria.KeyError naming the key and its role, and
+// changes nothing.
+func TestStore_wrongTypes(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		s := newStore(t, b, b.Client)
+		kr := func(part, typ, role string) redistest.KeyRole {
+			return redistest.KeyRole{Key: key(b, part), Type: typ, Role: role}
+		}
+		login := kr("login", "hash", "session logins")
+		recent := kr("recent", "zset", "session recent")
+		views := kr("views", "zset", "session view ranking")
+		schedule := kr("schedule", "zset", "session row schedule")
+		delay := kr("delay", "zset", "session row delays")
+		row := kr("row:r", "string", "session row")
+		seen := func() {
+			require.NoError(t, s.UpdateToken(ctx, "tok", "alice", "7"))
+			require.NoError(t, s.AddToCart(ctx, "tok", "7", 1))
+		}
+
+		t.Run("UpdateToken", func(t *testing.T) {
+			for _, item := range []string{"7", ""} {
+				b.CheckWrongTypes(t, seen, func() error { return s.UpdateToken(ctx, "tok", "bob", item) },
+					login, recent, kr("viewed:tok", "zset", "session viewed items"), views)
+			}
+			// The case: the failed call leaves no login behind.
+			b.Flush()
+			require.NoError(t, b.Client.Set(ctx, key(b, "viewed:tok2"), "x", 0).Err())
+			assert.ErrorIs(t, s.UpdateToken(ctx, "tok2", "bob", "7"), ria.ErrWrongType)
+			_, ok, err := s.CheckToken(ctx, "tok2")
+			require.NoError(t, err)
+			assert.False(t, ok, "a failed UpdateToken logs nobody in")
+		})
+		t.Run("AddToCart", func(t *testing.T) {
+			for _, n := range []int{2, 0} {
+				b.CheckWrongTypes(t, seen, func() error { return s.AddToCart(ctx, "tok", "7", n) },
+					recent, kr("cart:tok", "hash", "session cart"))
+			}
+		})
+		t.Run("CacheRequest", func(t *testing.T) {
+			const req = "/?item=7"
+			rendered := 0
+			render := func(context.Context, string) (string, error) { rendered++; return "p", nil }
+			b.CheckWrongTypes(t, func() {
+				seen()
+				_, err := s.CacheRequest(ctx, req, render)
+				require.NoError(t, err)
+			}, func() error { _, err := s.CacheRequest(ctx, req, render); return err },
+				views, kr("page:"+sha256hex(req), "string", "session page"))
+		})
+		t.Run("Clean", func(t *testing.T) {
+			c, err := s.Cleaner(1)
+			require.NoError(t, err)
+			setup := func() {
+				seen() // tok, the oldest: the candidate
+				b.FastForward(time.Millisecond)
+				require.NoError(t, s.UpdateToken(ctx, "new", "carol", "8"))
+			}
+			b.CheckWrongTypes(t, setup, func() error { _, err := c.Clean(ctx); return err },
+				recent, login,
+				// The candidate's keys, named in the script from the
+				// token it reads.
+				kr("viewed:tok", "zset", "session viewed items"), kr("cart:tok", "hash", "session cart"))
+		})
+		t.Run("Rescale", func(t *testing.T) {
+			r, err := s.Rescaler()
+			require.NoError(t, err)
+			b.CheckWrongTypes(t, seen, func() error { return r.Rescale(ctx) }, views)
+		})
+		t.Run("ScheduleRowCache", func(t *testing.T) {
+			setup := func() { require.NoError(t, s.ScheduleRowCache(ctx, "r", time.Second)) }
+			b.CheckWrongTypes(t, setup, func() error { return s.ScheduleRowCache(ctx, "r", time.Minute) },
+				schedule, delay)
+			b.CheckWrongTypes(t, setup, func() error { return s.ScheduleRowCache(ctx, "r", -1) },
+				schedule, delay, row)
+		})
+		t.Run("CacheDue", func(t *testing.T) {
+			clock := newFakeClock()
+			rc, err := s.RowCacher(func(context.Context, string) (any, error) { return 1, nil }, session.WithClock(clock.Now))
+			require.NoError(t, err)
+			cacheDue := func() error { _, err := rc.CacheDue(ctx); return err }
+			// A row due: it is loaded and stored.
+			b.CheckWrongTypes(t, func() {
+				require.NoError(t, s.ScheduleRowCache(ctx, "r", time.Second))
+				require.NoError(t, cacheDue())
+				clock.Add(time.Second)
+			}, cacheDue, schedule, delay, row)
+			// A row without a delay: it is dropped.
+			b.CheckWrongTypes(t, func() {
+				require.NoError(t, s.ScheduleRowCache(ctx, "r", time.Second))
+				require.NoError(t, cacheDue())
+				require.NoError(t, b.Client.ZRem(ctx, key(b, "delay"), "r").Err())
+				clock.Add(time.Second)
+			}, cacheDue, schedule, delay, row)
+		})
+	})
+}
