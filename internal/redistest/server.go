@@ -297,7 +297,8 @@ func (s *Server) Port() int { return s.port }
 // replication outages; a restarted replica syncs again.
 func StartReplicated(t testing.TB, args ...string) (primary, replica *Server) {
 	t.Helper()
-	primary = StartServer(t, args...)
+	// No 5 s wait for more replicas before the first full sync.
+	primary = StartServer(t, append([]string{"--repl-diskless-sync-delay", "0"}, args...)...)
 	replica = StartServer(t, append([]string{"--replicaof", "127.0.0.1", strconv.Itoa(primary.port)}, args...)...)
 	WaitReplicaUp(t, replica)
 	return primary, replica

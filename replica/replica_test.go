@@ -1,0 +1,205 @@
+package replica_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ria-go/ria/internal/redistest"
+	"github.com/ria-go/ria/internal/roundtrip"
+	"github.com/ria-go/ria/replica"
+)
+
+func TestMain(m *testing.M) { redistest.Main(m) }
+
+// replicated starts a primary with a real replica for t.
+func replicated(t *testing.T, args ...string) (primary *redis.Client, cnt *roundtrip.Counter, replicaSrv *redistest.Server, replicaClient *redis.Client) {
+	t.Helper()
+	redistest.New(t, redistest.Standalone) // fails or skips as the harness does without redis-server
+	p, r := redistest.StartReplicated(t, args...)
+	primary = redis.NewClient(&redis.Options{Addr: p.Addr()})
+	cnt = &roundtrip.Counter{}
+	primary.AddHook(cnt)
+	replicaClient = redis.NewClient(&redis.Options{Addr: r.Addr(), MaxRetries: -1})
+	t.Cleanup(func() { _ = primary.Close(); _ = replicaClient.Close() })
+	return primary, cnt, r, replicaClient
+}
+
+// After Wait, the replica holds every write the primary acknowledged
+// before it, read straight from the replica with no retry.
+func TestWait_replicaHoldsTheWrite(t *testing.T) {
+	ctx := context.Background()
+	primary, cnt, _, rc := replicated(t)
+	w, err := replica.New(primary, replica.WithTimeout(2*time.Second))
+	require.NoError(t, err)
+	_, err = w.Wait(ctx, "") // scripts and connections warm
+	require.NoError(t, err)
+	for i := range 200 {
+		key := fmt.Sprintf("k%d", i)
+		require.NoError(t, primary.Set(ctx, key, i, 0).Err())
+		var ack replica.Ack
+		rt, _ := cnt.Delta(func() { ack, err = w.Wait(ctx, "") })
+		require.NoError(t, err)
+		assert.Equal(t, 1, ack.Replicas)
+		assert.EqualValues(t, 1, rt, "round trips per Wait")
+		got, err := rc.Get(ctx, key).Int()
+		require.NoError(t, err, "replica lacks %s after Wait", key)
+		require.Equal(t, i, got)
+	}
+}
+
+// With the replica down, Wait returns ErrTimeout after its timeout, also
+// when the timeout is longer than the client's ReadTimeout (two round
+// trips on one connection then).
+func TestWait_replicaDown(t *testing.T) {
+	ctx := context.Background()
+	primary, cnt, r, _ := replicated(t)
+	r.Kill()
+	for _, d := range []time.Duration{50 * time.Millisecond, 600 * time.Millisecond} {
+		c := redis.NewClient(&redis.Options{Addr: primary.Options().Addr, ReadTimeout: 500 * time.Millisecond})
+		c.AddHook(cnt)
+		w, err := replica.New(c, replica.WithTimeout(d))
+		require.NoError(t, err)
+		var ack replica.Ack
+		start := time.Now()
+		rt, _ := cnt.Delta(func() { ack, err = w.Wait(ctx, "") })
+		require.ErrorIs(t, err, replica.ErrTimeout)
+		assert.Contains(t, err.Error(), "0 of 1 replicas")
+		assert.Equal(t, 0, ack.Replicas)
+		assert.GreaterOrEqual(t, time.Since(start), d, "WAIT returned before its timeout")
+		if d < 500*time.Millisecond {
+			assert.EqualValues(t, 1, rt)
+		} else {
+			assert.EqualValues(t, 2, rt, "a wait longer than ReadTimeout: marker, then WAIT")
+		}
+		_ = c.Close()
+	}
+}
+
+// WithFsync on a server without WAITAOF runs the book's check on the
+// replica clients; without them it says what is missing. On a server with
+// WAITAOF, WAITAOF answers.
+func TestWait_fsync(t *testing.T) {
+	ctx := context.Background()
+	primary, _, _, rc := replicated(t, "--appendonly", "yes")
+	info, err := primary.Do(ctx, "COMMAND", "INFO", "WAITAOF").Slice()
+	require.NoError(t, err)
+	hasWaitAOF := len(info) == 1 && info[0] != nil
+
+	w, err := replica.New(primary, replica.WithFsync())
+	require.NoError(t, err)
+	ack, err := w.Wait(ctx, "")
+	if !hasWaitAOF {
+		require.ErrorIs(t, err, replica.ErrNoFsyncCheck)
+		w, err = replica.New(primary, replica.WithFsync(rc), replica.WithTimeout(5*time.Second))
+		require.NoError(t, err)
+		require.NoError(t, primary.Set(ctx, "durable", "yes", 0).Err())
+		ack, err = w.Wait(ctx, "")
+	}
+	require.NoError(t, err)
+	assert.Equal(t, 1, ack.ReplicasFsynced)
+	if hasWaitAOF {
+		assert.True(t, ack.LocalFsynced)
+	} else {
+		v, err := rc.Get(ctx, "durable").Result()
+		require.NoError(t, err)
+		assert.Equal(t, "yes", v)
+	}
+}
+
+// On every backend of the harness (none has replicas): Wait costs one
+// round trip, writes its marker in the key's slot (a Cluster would answer
+// MOVED otherwise) and reports the missing replica as ErrTimeout.
+func TestWait_backends(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := context.Background()
+		w, err := replica.New(b.Client, replica.WithPrefix(b.Prefix), replica.WithTimeout(10*time.Millisecond))
+		require.NoError(t, err)
+		for _, key := range []string{"user:1", "{order}:7", "x{y}z", "plain"} {
+			_, _ = w.Wait(ctx, key) // warm the cluster's slot map and the pool
+			var ack replica.Ack
+			rt, _ := b.Count.Delta(func() { ack, err = w.Wait(ctx, key) })
+			require.ErrorIs(t, err, replica.ErrTimeout, key)
+			assert.Equal(t, 0, ack.Replicas)
+			assert.EqualValues(t, 1, rt, "round trips of Wait(%q)", key)
+		}
+		markers := 0
+		for _, k := range b.Keys(b.Prefix + "*") {
+			require.Contains(t, k, ":sync:")
+			ttl, err := b.Client.PTTL(ctx, k).Result()
+			require.NoError(t, err)
+			assert.Greater(t, ttl, time.Duration(0), "marker %s expires", k)
+			markers++
+		}
+		assert.Equal(t, 8, markers)
+	})
+}
+
+func TestNew_badInput(t *testing.T) {
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	defer rdb.Close()
+	for name, tc := range map[string]struct {
+		c    redis.UniversalClient
+		opts []replica.Option
+		want string
+	}{
+		"nil client":     {nil, nil, "nil client"},
+		"ring":           {redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": "127.0.0.1:1"}}), nil, "Ring"},
+		"zero replicas":  {rdb, []replica.Option{replica.WithReplicas(0)}, "replicas 0"},
+		"many replicas":  {rdb, []replica.Option{replica.WithReplicas(replica.MaxReplicas + 1)}, "replicas 1001"},
+		"zero timeout":   {rdb, []replica.Option{replica.WithTimeout(0)}, "timeout 0s"},
+		"brace prefix":   {rdb, []replica.Option{replica.WithPrefix("a{")}, "prefix"},
+		"nil fsync":      {rdb, []replica.Option{replica.WithFsync(nil)}, "nil"},
+		"too few fsyncs": {rdb, []replica.Option{replica.WithReplicas(2), replica.WithFsync(rdb)}, "1 fsync replica clients for 2"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := replica.New(tc.c, tc.opts...)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.True(t, strings.HasPrefix(err.Error(), "replica: new: "), err.Error())
+		})
+	}
+}
+
+func TestWait_clusterBadKeys(t *testing.T) {
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{"127.0.0.1:1"}})
+	defer c.Close()
+	w, err := replica.New(c)
+	require.NoError(t, err)
+	for _, key := range []string{"", "a}b", "a{}b"} {
+		_, err := w.Wait(context.Background(), key)
+		require.Error(t, err)
+		assert.False(t, errors.Is(err, replica.ErrTimeout))
+	}
+}
+
+// A lost reply: go-redis re-sends marker and WAIT, and the answer is the
+// same as without the fault.
+func TestWait_lostReply(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := context.Background()
+		c, _, f := b.FaultyClient()
+		w, err := replica.New(c, replica.WithPrefix(b.Prefix), replica.WithTimeout(10*time.Millisecond))
+		require.NoError(t, err)
+		const calls = 20
+		disagreements := 0
+		for range calls {
+			f.LoseReply(1, redistest.Commands("wait"))
+			ack, err := w.Wait(ctx, "k")
+			if !errors.Is(err, replica.ErrTimeout) || ack.Replicas != 0 {
+				disagreements++
+				t.Logf("answer after a lost reply: %+v, %v", ack, err)
+			}
+		}
+		require.EqualValues(t, calls, f.Lost(), "every call lost a reply")
+		t.Logf("fault harness: replica Wait: calls=%d lost=%d disagreements=%d", calls, f.Lost(), disagreements)
+		assert.Zero(t, disagreements)
+	})
+}
