@@ -1,0 +1,340 @@
+package config
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ria-go/ria"
+	"github.com/ria-go/ria/internal/keys"
+	"github.com/ria-go/ria/internal/script"
+)
+
+// ErrNotFound is returned (wrapped, with the name) by Get for a value that
+// was never set or was deleted.
+var ErrNotFound = errors.New("config: not found")
+
+var (
+	//go:embed set.lua
+	setLua string
+	//go:embed del.lua
+	delLua    string
+	setScript = script.New("config set", setLua)
+	delScript = script.New("config delete", delLua)
+)
+
+// Client is the subset of go-redis this package uses.
+type Client interface {
+	Get(ctx context.Context, key string) *redis.StringCmd
+	Subscribe(ctx context.Context, channels ...string) *redis.PubSub
+	Eval(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd
+	EvalSha(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd
+	EvalRO(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd
+	EvalShaRO(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd
+	ScriptExists(ctx context.Context, hashes ...string) *redis.BoolSliceCmd
+	ScriptLoad(ctx context.Context, script string) *redis.StringCmd
+}
+
+var (
+	_ Client = (*redis.Client)(nil)
+	_ Client = (*redis.ClusterClient)(nil)
+	_ Client = (*redis.Ring)(nil)
+)
+
+// MaxValueSize bounds the JSON of one value (512 KiB): configuration, not
+// data.
+const MaxValueSize = 512 << 10
+
+// Option configures a [Store].
+type Option func(*options) error
+
+type options struct {
+	prefix   string
+	maxAge   time.Duration
+	log      *slog.Logger
+	onChange func(typ, component string)
+}
+
+// WithPrefix sets the key prefix. Default "config:". It must not contain
+// '{' or '}'.
+func WithPrefix(p string) Option { return func(o *options) error { o.prefix = p; return nil } }
+
+// WithMaxAge sets how long a read value is served from memory before Redis
+// is asked again (the book re-reads at most once a second): the staleness
+// bound when [Store.Run] is not running or a notification was missed.
+// Zero reads Redis every time. Default 1 s.
+func WithMaxAge(d time.Duration) Option {
+	return func(o *options) error {
+		if d < 0 {
+			return fmt.Errorf("max age %v: must not be negative", d)
+		}
+		o.maxAge = d
+		return nil
+	}
+}
+
+// WithLogger sets where Run logs subscription errors. Default
+// slog.Default().
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) error {
+		if l == nil {
+			return errors.New("nil logger")
+		}
+		o.log = l
+		return nil
+	}
+}
+
+// WithOnChange sets a function that [Store.Run] calls, from its goroutine,
+// after a change of (typ, component) has dropped it from the cache, and
+// with typ and component "" after a (re)subscription dropped everything
+// (notifications may have been missed while unsubscribed). It must not
+// block for long.
+func WithOnChange(fn func(typ, component string)) Option {
+	return func(o *options) error {
+		if fn == nil {
+			return errors.New("nil change function")
+		}
+		o.onChange = fn
+		return nil
+	}
+}
+
+// Store reads and writes configuration values, caching what it reads. It
+// is safe for concurrent use.
+type Store struct {
+	rdb     Client
+	keys    keys.Space
+	channel string
+	o       options
+	now     func() time.Time
+
+	mu    sync.Mutex
+	cache map[string]entry // by name, typ + "\x00" + component
+	gen   uint64           // bumped by every invalidation
+}
+
+type entry struct {
+	raw   []byte // nil: not found
+	until time.Time
+}
+
+// New returns a Store on rdb.
+func New(rdb Client, opts ...Option) (*Store, error) {
+	if rdb == nil {
+		return nil, errors.New("config: new: nil client")
+	}
+	o := options{prefix: "config:", maxAge: time.Second, log: slog.Default()}
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return nil, fmt.Errorf("config: new: %w", err)
+		}
+	}
+	if err := keys.CheckPrefix(o.prefix); err != nil {
+		return nil, fmt.Errorf("config: new: %w", err)
+	}
+	return &Store{rdb: rdb, keys: keys.New(o.prefix), channel: o.prefix + "changes", o: o,
+		now: time.Now, cache: map[string]entry{}}, nil
+}
+
+// check validates a (typ, component) pair.
+func check(typ, component string) error {
+	if err := keys.CheckEntity("type", typ); err != nil {
+		return err
+	}
+	if strings.ContainsRune(typ, 0) || strings.ContainsRune(component, 0) {
+		return fmt.Errorf("type %q, component %q: must not contain NUL", typ, component)
+	}
+	return keys.CheckEntity("component", component)
+}
+
+func (s *Store) key(typ, component string) string {
+	return s.keys.Key(typ+":"+component, "value")
+}
+
+func name(typ, component string) string { return typ + "\x00" + component }
+
+// Set stores v, as JSON, as the configuration of (typ, component) and
+// notifies every Store of the prefix whose Run is running, in one round
+// trip (one script: SET and PUBLISH). The JSON must be at most
+// [MaxValueSize] bytes.
+func (s *Store) Set(ctx context.Context, typ, component string, v any) error {
+	if err := check(typ, component); err != nil {
+		return fmt.Errorf("config: set: %w", err)
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("config: set %s %q: %w", typ, component, err)
+	}
+	if len(raw) > MaxValueSize {
+		return fmt.Errorf("config: set %s %q: %d bytes of JSON: more than %d", typ, component, len(raw), MaxValueSize)
+	}
+	_, err = setScript.Run(ctx, s.rdb, []string{s.key(typ, component)}, raw, s.channel, name(typ, component))
+	s.invalidate(name(typ, component)) // this process sees its own write at once
+	if err != nil {
+		return fmt.Errorf("config: set %s %q: %w", typ, component, script.Unknown(err))
+	}
+	return nil
+}
+
+// Delete removes the configuration of (typ, component) and notifies every
+// Store, in one round trip. Deleting a missing value is not an error.
+func (s *Store) Delete(ctx context.Context, typ, component string) error {
+	if err := check(typ, component); err != nil {
+		return fmt.Errorf("config: delete: %w", err)
+	}
+	_, err := delScript.Run(ctx, s.rdb, []string{s.key(typ, component)}, s.channel, name(typ, component))
+	s.invalidate(name(typ, component))
+	if err != nil {
+		return fmt.Errorf("config: delete %s %q: %w", typ, component, script.Unknown(err))
+	}
+	return nil
+}
+
+// Get decodes the configuration of (typ, component) into dst (as
+// json.Unmarshal does). It answers from memory (no round trip) when the
+// value was read less than the max age ago and no change was notified
+// since; otherwise it costs one round trip (GET). A missing value gives an
+// error wrapping [ErrNotFound].
+func (s *Store) Get(ctx context.Context, typ, component string, dst any) error {
+	raw, err := s.raw(ctx, typ, component)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(raw, dst); err != nil {
+		return fmt.Errorf("config: get %s %q: %w", typ, component, err)
+	}
+	return nil
+}
+
+// raw returns the JSON of (typ, component), from the cache when fresh.
+func (s *Store) raw(ctx context.Context, typ, component string) ([]byte, error) {
+	if err := check(typ, component); err != nil {
+		return nil, fmt.Errorf("config: get: %w", err)
+	}
+	n := name(typ, component)
+	s.mu.Lock()
+	e, ok := s.cache[n]
+	gen := s.gen
+	s.mu.Unlock()
+	now := s.now()
+	if !ok || !now.Before(e.until) {
+		v, err := s.rdb.Get(ctx, s.key(typ, component)).Bytes()
+		switch {
+		case errors.Is(err, redis.Nil):
+			v = nil
+		case err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE"):
+			kerr := &ria.KeyError{Role: "config value", Key: s.key(typ, component), Got: "another type", Want: "a string", Err: ria.ErrWrongType}
+			return nil, fmt.Errorf("config: get %s %q: %w", typ, component, kerr)
+		case err != nil:
+			return nil, fmt.Errorf("config: get %s %q: %w", typ, component, err)
+		}
+		e = entry{raw: v, until: now.Add(s.o.maxAge)}
+		s.mu.Lock()
+		if s.gen == gen { // no change was notified while the GET ran
+			s.cache[n] = e
+		}
+		s.mu.Unlock()
+	}
+	if e.raw == nil {
+		return nil, fmt.Errorf("config: get %s %q: %w", typ, component, ErrNotFound)
+	}
+	return e.raw, nil
+}
+
+// invalidate drops name from the cache ("" drops everything).
+func (s *Store) invalidate(n string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.gen++
+	if n == "" {
+		clear(s.cache)
+		return
+	}
+	delete(s.cache, n)
+}
+
+// Maintenance is the (type, component) of the maintenance flag.
+const (
+	maintenanceType      = "ria"
+	maintenanceComponent = "maintenance"
+)
+
+// SetMaintenance sets or clears the maintenance flag (the book's
+// is-under-maintenance), as Set does.
+func (s *Store) SetMaintenance(ctx context.Context, on bool) error {
+	return s.Set(ctx, maintenanceType, maintenanceComponent, on)
+}
+
+// UnderMaintenance reports the maintenance flag, cached as Get caches (the
+// book re-reads it at most once a second). A flag never set is false.
+func (s *Store) UnderMaintenance(ctx context.Context) (bool, error) {
+	var on bool
+	err := s.Get(ctx, maintenanceType, maintenanceComponent, &on)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	return on, err
+}
+
+// Run subscribes to the change notifications of the prefix and drops each
+// changed value from the cache as its notification arrives, until ctx
+// ends (then it returns nil). While Run runs, a Set or Delete in any
+// process reaches this Store's next Get within a notification's latency
+// (milliseconds) instead of the max age. Each (re)subscription drops the
+// whole cache, since notifications sent while unsubscribed are lost. Run
+// retries lost connections with backoff and logs them; it returns an error
+// only if ctx ends.
+func (s *Store) Run(ctx context.Context) error {
+	ps := s.rdb.Subscribe(ctx, s.channel)
+	// Receive does not return when ctx ends; closing ps makes it.
+	stop := context.AfterFunc(ctx, func() { _ = ps.Close() })
+	defer func() {
+		if stop() {
+			_ = ps.Close()
+		}
+	}()
+	var backoff time.Duration
+	for {
+		msg, err := ps.Receive(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			s.invalidate("") // until resubscribed, changes may be missed
+			backoff = min(max(2*backoff, 10*time.Millisecond), time.Second)
+			s.o.log.Warn("config: change notifications interrupted; retrying", "err", err, "retry_in", backoff)
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(backoff/2 + rand.N(backoff/2+1)):
+			}
+			continue
+		}
+		backoff = 0
+		switch m := msg.(type) {
+		case *redis.Subscription:
+			s.changed("")
+		case *redis.Message:
+			s.changed(m.Payload)
+		}
+	}
+}
+
+// changed drops n ("" for all) and calls the change function.
+func (s *Store) changed(n string) {
+	s.invalidate(n)
+	if s.o.onChange != nil {
+		typ, component, _ := strings.Cut(n, "\x00")
+		s.o.onChange(typ, component)
+	}
+}

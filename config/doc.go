@@ -1,0 +1,70 @@
+// Package config keeps configuration in Redis for every process of a
+// service: a maintenance flag, typed values per (type, component) stored as
+// JSON, and a registry of Redis connections built from them, each read
+// through a local cache that change notifications keep fresh (Redis in
+// Action 5.4: is_under_maintenance, set_config, get_config,
+// redis_connection).
+//
+//	st, err := config.New(rdb)
+//	go st.Run(ctx) // change notifications: caches drop a value as soon as it changes
+//	err = st.Set(ctx, "limits", "api", Limits{Rate: 100})
+//	var l Limits
+//	err = st.Get(ctx, "limits", "api", &l) // from memory when fresh
+//	down, err := st.UnderMaintenance(ctx)
+//
+//	conns := st.Conns()
+//	err = conns.Set(ctx, "sessions", config.ConnConfig{Addrs: []string{"10.0.0.7:6379"}})
+//	db, release, err := conns.Get(ctx, "sessions")
+//	defer release()
+//
+// # Guarantees
+//
+// A Get answers from memory while the value read is younger than the max
+// age (WithMaxAge, 1 s by default, as the book) and no change was notified
+// since; otherwise it reads Redis. [Store.Set] and [Store.Delete] write and
+// publish in one script, so a Store whose [Store.Run] is subscribed drops
+// the value from its cache within a notification's latency (measured on
+// the test machine: median well under a millisecond, asserted < 100 ms).
+// When the subscription breaks, Run drops the whole cache and resubscribes
+// (with backoff), then drops everything again: changes sent while
+// unsubscribed are never served from a stale cache longer than the max
+// age. A read that raced with a notification is not cached.
+//
+// [Conns.Get] returns a client built from the component's [ConnConfig]; a
+// changed configuration builds a new client on the next Get, and the old
+// one is closed when the last user releases it.
+//
+// # Limits
+//
+// Values are JSON of at most [MaxValueSize] bytes. Types and components are
+// non-empty, without braces or NUL. The cache holds every value read, for
+// the Store's life.
+//
+// # Round trips
+//
+// Set 1, Delete 1, Get 0 from a fresh cache or 1, UnderMaintenance as Get,
+// Conns.Get as Get (plus the new client's own dial when it is built). Run
+// holds one Pub/Sub connection.
+//
+// # Lost replies
+//
+// Set and Delete are idempotent (a re-sent SET stores the same JSON; a
+// re-sent DEL finds nothing; each publishes again, which only drops caches
+// once more), so a re-send after a lost reply gives the same answer. When
+// no reply comes, the error wraps ria.ErrOutcomeUnknown.
+//
+// # Keys
+//
+//	<prefix>{<type>:<component>}:value   STRING, the JSON
+//	<prefix>changes                      Pub/Sub channel; messages name the value changed
+//
+// The maintenance flag is the value ("ria", "maintenance"). Default prefix
+// "config:". A key of another type gives a *ria.KeyError and changes
+// nothing.
+//
+// # Cluster
+//
+// Each value is one key; Pub/Sub messages published on any node reach
+// subscribers on every node (classic Pub/Sub is cluster-wide), so Run works
+// on a *redis.ClusterClient as on a single server.
+package config
