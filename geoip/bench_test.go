@@ -1,0 +1,141 @@
+package geoip_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/netip"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ria-go/ria/geoip"
+	"github.com/ria-go/ria/internal/redistest"
+)
+
+// writeRanges streams n sorted IPv4 ranges as CSV to w.
+func writeRanges(w io.Writer, n int) error {
+	step := uint32((1<<32 - 1) / uint64(n+1))
+	var b strings.Builder
+	for i := range n {
+		s := uint32(i+1) * step
+		e := s + step/2
+		b.Reset()
+		fmt.Fprintf(&b, "%s,%s,C%d\n", netip.AddrFrom4([4]byte{byte(s >> 24), byte(s >> 16), byte(s >> 8), byte(s)}),
+			netip.AddrFrom4([4]byte{byte(e >> 24), byte(e >> 16), byte(e >> 8), byte(e)}), i%250)
+		if _, err := io.WriteString(w, b.String()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// BenchmarkImport1M imports 1,000,000 ranges streamed from a generator,
+// reports ranges/s, the process's peak heap, and, measured in the same
+// run, the limit: the same members sent by plain pipelined ZADDs of the
+// same batch size and depth.
+func BenchmarkImport1M(b *testing.B) {
+	const n = 1_000_000
+	be := redistest.New(b, redistest.Standalone)
+	ctx := context.Background()
+	db, err := geoip.New(be.Client, "bench", geoip.WithPrefix(be.Prefix))
+	require.NoError(b, err)
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	go func() { // samples the heap while the import runs
+		var ms runtime.MemStats
+		for {
+			runtime.ReadMemStats(&ms)
+			if ms.HeapInuse > peak.Load() {
+				peak.Store(ms.HeapInuse)
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}()
+	var importTime, limitTime time.Duration
+	for range b.N {
+		runtime.GC()
+		pr, pw := io.Pipe()
+		go func() { pw.CloseWithError(writeRanges(pw, n)) }()
+		start := time.Now()
+		var reports int
+		p, err := db.ImportRanges(ctx, pr, geoip.WithProgress(func(geoip.Progress) { reports++ }))
+		importTime += time.Since(start)
+		require.NoError(b, err)
+		require.EqualValues(b, n, p.Ranges)
+		require.Positive(b, reports)
+
+		// The limit: pipelines of 8 ZADDs of 1,000 members of the same size.
+		start = time.Now()
+		pipe := be.Client.Pipeline()
+		members := make([]redis.Z, 0, 1000)
+		for i := range n {
+			members = append(members, redis.Z{Member: fmt.Sprintf("%032d%04d", i, i%250)})
+			if len(members) == 1000 {
+				pipe.ZAdd(ctx, be.Prefix+"limit", members...)
+				members = make([]redis.Z, 0, 1000)
+				if pipe.Len() == 8 {
+					_, err := pipe.Exec(ctx)
+					require.NoError(b, err)
+				}
+			}
+		}
+		_, err = pipe.Exec(ctx)
+		require.NoError(b, err)
+		limitTime += time.Since(start)
+		require.NoError(b, be.Client.Del(ctx, be.Prefix+"limit").Err())
+	}
+	close(stop)
+	rate := float64(n*b.N) / importTime.Seconds()
+	limit := float64(n*b.N) / limitTime.Seconds()
+	b.ReportMetric(rate, "ranges/s")
+	b.ReportMetric(limit, "limit-zadd/s")
+	b.ReportMetric(rate/limit, "x-limit")
+	b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MiB")
+}
+
+// BenchmarkLookup: one goroutine's Lookups/s next to its PINGs/s (the
+// one-round-trip limit), measured in the same run on 100,000 ranges.
+func BenchmarkLookup(b *testing.B) {
+	be := redistest.New(b, redistest.Standalone)
+	ctx := context.Background()
+	db, err := geoip.New(be.Client, "bench", geoip.WithPrefix(be.Prefix))
+	require.NoError(b, err)
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(writeRanges(pw, 100_000)) }()
+	_, err = db.ImportRanges(ctx, pr)
+	require.NoError(b, err)
+	rng := rand.New(rand.NewPCG(1, 1))
+	addrs := make([]netip.Addr, 4096)
+	for i := range addrs {
+		addrs[i] = netip.AddrFrom4([4]byte{byte(rng.Uint32()), byte(rng.Uint32()), byte(rng.Uint32()), byte(rng.Uint32())})
+	}
+	b.ResetTimer()
+	var lookups, pings time.Duration // interleaved, so both see the same machine
+	for i := range b.N {
+		start := time.Now()
+		_, err := db.Lookup(ctx, addrs[i%len(addrs)])
+		if err != nil && !strings.Contains(err.Error(), "not in any range") {
+			b.Fatal(err)
+		}
+		lookups += time.Since(start)
+		start = time.Now()
+		if err := be.Client.Ping(ctx).Err(); err != nil {
+			b.Fatal(err)
+		}
+		pings += time.Since(start)
+	}
+	b.ReportMetric(float64(b.N)/lookups.Seconds(), "lookups/s")
+	b.ReportMetric(float64(b.N)/pings.Seconds(), "limit-ping/s")
+	b.ReportMetric(pings.Seconds()/lookups.Seconds(), "x-limit")
+}

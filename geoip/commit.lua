@@ -1,0 +1,22 @@
+-- commit.lua: make a staged data set live, at once for every reader, and
+-- drop the previous one. KEYS[1] live ranges (ZSET), KEYS[2] staged ranges
+-- (ZSET), KEYS[3] version (STRING: the live data set's version); ARGV[1]
+-- records key prefix, ARGV[2] the new version. A re-run after a lost reply
+-- finds the version live already and answers the same.
+local bad = check_types({KEYS[1], 'zset', 'geoip ranges', KEYS[2], 'zset', 'geoip staged ranges',
+  KEYS[3], 'string', 'geoip version', ARGV[1] .. ARGV[2], 'hash', 'geoip staged records'})
+if bad then return bad end
+local old = redis.call('get', KEYS[3])
+if old == ARGV[2] then return 1 end
+if redis.call('exists', KEYS[2]) == 0 then
+  return redis.error_reply('NOSTAGE geoip: staged data set ' .. ARGV[2] .. ' is gone (expired?)')
+end
+redis.call('unlink', KEYS[1])
+redis.call('rename', KEYS[2], KEYS[1])
+redis.call('persist', KEYS[1])
+redis.call('persist', ARGV[1] .. ARGV[2])
+redis.call('set', KEYS[3], ARGV[2])
+if old then
+  redis.call('unlink', ARGV[1] .. old)
+end
+return 1

@@ -1,0 +1,78 @@
+// Package geoip finds the record (country, or city and location) of an
+// IPv4 or IPv6 address from IP-range data imported into Redis (Redis in
+// Action 5.3: import_ips_to_redis, import_cities_to_redis,
+// find_city_by_ip), exactly: an address in no range is not found, where the
+// book answers with the preceding range's city.
+//
+//	db, err := geoip.New(rdb, "countries")
+//	f, _ := os.Open("geolite2-country-ipv4.csv") // start_ip,end_ip,country_code
+//	p, err := db.ImportRanges(ctx, f, geoip.WithProgress(func(p geoip.Progress) { log.Print(p.Ranges) }))
+//	r, err := db.Lookup(ctx, netip.MustParseAddr("2001:db8::1"))
+//	if errors.Is(err, geoip.ErrNotFound) { ... }
+//	fmt.Println(r.Country, r.Start, r.End)
+//
+// # Formats
+//
+// [DB.ImportRanges] reads start_ip,end_ip,country_code rows with IPv4 and
+// IPv6 addresses (the ip-location-db packages' format); [DB.ImportGeoLiteCity]
+// reads the book's GeoLite City legacy pair (blocks of integer IPv4
+// addresses, and locations). Rows must be sorted by start address and must
+// not overlap; a malformed, unsorted or overlapping row fails the import
+// with its line number.
+//
+// # Exact for IPv6
+//
+// ZSET scores are doubles (53 bits of mantissa) and cannot hold 128-bit
+// addresses. Ranges are ZSET members, all of score 0, holding the start and
+// end addresses as 16 bytes each, big-endian (IPv4 as IPv4-mapped IPv6),
+// followed by the record: Redis orders members of equal score bytewise, so
+// ZREVRANGEBYLEX with the looked-up address as bound finds the last range
+// starting at or before it, and the end decides whether the address is in
+// it. IPv4 and IPv4-mapped IPv6 forms of an address look up the same.
+//
+// # Guarantees
+//
+// An import streams its file (memory bounded whatever its size: 4.9 MiB
+// peak heap for 1,000,000 ranges on the test machine) into a staged data
+// set in pipelined batches, reports progress after each pipeline, and makes
+// the staged set live with one script (RENAME over the live ranges): a
+// reader sees the old data set or the new one, never a mix. An error or a
+// cancelled ctx deletes the staged keys and leaves the old data set in
+// place; staged keys of a crashed import expire after 10 minutes.
+// [DB.LookupMany] runs its batch in MULTI/EXEC, so one batch sees one data
+// set too.
+//
+// # Round trips
+//
+// Lookup 1 (one ZREVRANGEBYLEX), LookupMany 1 per batch (MULTI/EXEC; the
+// data set lives in one hash slot, so on one node of a Cluster), plus one
+// for a GeoLite City data set, whose location records live in a HASH.
+// Import: one per pipeline of 8 batches of 1,000 ranges by default
+// ([WithBatch]), then one for the commit. Version 1.
+//
+// # Lost replies
+//
+// An import's batches (ZADD, HSET, PEXPIRE) are idempotent, and its commit
+// recognises a re-run (the version is live already), so a re-send after a
+// lost reply changes nothing more; when no reply comes the error wraps
+// ria.ErrOutcomeUnknown (read [DB.Version] to know whether it went live).
+// Lookups change nothing, and a batch whose reply was lost is sent again.
+//
+// # Keys
+//
+//	<prefix>{<name>}:ranges              ZSET, the live ranges (members start(16) end(16) record)
+//	<prefix>{<name>}:version             STRING, the live data set's version
+//	<prefix>{<name>}:records:<version>   HASH, locId -> JSON record (GeoLite City only)
+//	<prefix>{<name>}:staging:<version>   ZSET, an import's ranges until it commits
+//
+// A record in a range is "=" and the country code (range format), or "#",
+// the version, ":" and the location ID (GeoLite City). Default prefix
+// "geoip:". A key of the wrong type gives a *ria.KeyError naming it, and
+// an import that meets one changes nothing.
+//
+// # Cluster
+//
+// A data set is one hash slot ({name}): its lookups and its commit run on
+// one node. Spread big data sets over nodes by naming several (per
+// continent, per family) and choosing one by address in the caller.
+package geoip
