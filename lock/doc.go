@@ -11,34 +11,80 @@
 //
 // or, with auto-extension and guaranteed release:
 //
-//	err := locker.Do(ctx, "market", 10*time.Second, func(ctx context.Context, l *lock.Lock) error { ... })
+//	err := locker.Do(ctx, "market", 10*time.Second, func(ctx context.Context, l *lock.Lock) error {
+//		return write(ctx, l.Fence(), ...)
+//	})
 //
 // # Guarantees
 //
-//   - Mutual exclusion while the TTL lasts: the lock is a SET NX PX of a
-//     random token; release and extend are Lua scripts that act only if the
-//     token is still ours, so a holder whose lock expired gets [ErrNotHeld]
-//     and never touches the next holder's lock.
+//   - Mutual exclusion while the TTL lasts: the owner key holds a random
+//     token with the TTL; acquire, release and extend are Lua scripts that
+//     act on the lock only if it is free or still holds the caller's token,
+//     so a holder whose lock expired gets [ErrNotHeld] and never touches the
+//     next holder's lock.
 //   - [Lock.Fence] is strictly increasing per lock name, minted in the same
 //     script as the acquisition (or hand-over). A counter that is new, or was
 //     lost by a restart without persistence or a failover, starts again from
 //     the server time in microseconds, above every fence minted before as
 //     long as the server clock does not go back.
-//   - Fair waiting without polling: a waiter joins a FIFO queue and blocks
-//     (BLPOP) on a grant list of its own; the release script hands the lock
-//     directly to the first live waiter (sets it as owner with the waiter's
-//     TTL, mints its fence, pushes the fence to its grant list). Waiters are
-//     served in arrival order, newcomers cannot cut in while anyone waits,
-//     and a contended hand-off costs the waiter three round trips (queue,
-//     block, release), never a storm of failed attempts.
+//   - Fair waiting without polling: a waiter joins a FIFO queue and blocks on
+//     a grant list of its own; the release script hands the lock directly to
+//     the first live waiter (sets it as owner with the waiter's TTL, mints
+//     its fence, pushes the fence to its grant list). Waiters are served in
+//     arrival order, and newcomers cannot cut in while anyone waits.
+//   - Liveness with slow clients. A waiter that gives up (wait over, ctx
+//     cancelled) leaves the queue and releases the lock if a release handed
+//     it over meanwhile; if it cannot confirm that (its client keeps
+//     failing), the Locker retries in the background until it succeeds or
+//     the TTL has passed, so the lock does not stay with a waiter that is
+//     gone. A waiter that is late (its place expired between its attempt
+//     and its blocking wait) is skipped by a release, which wakes it: it
+//     tries again at once instead of sleeping until the old holder's TTL.
 //   - A holder that crashes never releases: waiters block at most until its
-//     TTL ends (plus a few ms of jitter), then try again. A waiter that gives
-//     up (wait over, ctx cancelled) leaves the queue, and releases the lock
-//     if it was handed over meanwhile. A waiter that dies keeps its place only
-//     until the end of its current blocking wait (bounded by the owner's TTL
-//     and its own wait, plus 2 s); a release skips expired places.
+//     TTL ends (plus a few ms of jitter), then try again. A waiter that dies
+//     keeps its place only until the end of its current blocking wait
+//     (bounded by the owner's TTL and its own wait, plus 2 s); a release
+//     skips expired places.
 //   - [Lock.KeepAlive] cancels the holder's context as soon as the lock is
-//     known lost, with [ErrNotHeld] as cause.
+//     known lost, with [ErrNotHeld] as cause, and stops extending when its
+//     ctx ends. [Locker.Do] returns an error wrapping [ErrNotHeld] whenever
+//     the lock was lost before fn returned (taken by another, or not
+//     extended before its TTL ran out, say through an outage), and then does
+//     not try to release it.
+//   - A key of the wrong type (an owner key that is a HASH, a fence that is
+//     not an integer...) gives a *ria.KeyError naming the key and its role
+//     (errors.Is ria.ErrWrongType or ria.ErrCorrupt), and the script changes
+//     nothing: every key a script relies on is checked before its first
+//     write.
+//
+// # Lost replies
+//
+// go-redis re-sends a command whose reply was lost or timed out
+// (MaxRetries). Every call of this package answers truly when that happens:
+//
+//   - TryAcquire and Acquire: the acquire script recognises a lock that
+//     holds the caller's token and answers "acquired" with its fence, so a
+//     re-sent attempt that had taken the lock returns it. A re-sent attempt
+//     that queued the caller keeps its single place (the waiters hash is
+//     keyed by token).
+//   - Release: a successful release records the call's nonce under
+//     lock:{N}:released:<token> for the client's retry window; a re-send
+//     that finds the lock gone answers "released" from the record, not
+//     [ErrNotHeld].
+//   - Extend is naturally idempotent (it resets the TTL again); the leave of
+//     a waiter that gives up is too.
+//
+// An error that wraps [ErrNotObtained] or [ErrNotHeld] always means that the
+// call holds (or released) nothing. When every re-send fails, the error
+// wraps ria.ErrOutcomeUnknown instead: the call may or may not have taken
+// effect. For an acquisition or a release in doubt, the Locker then gives
+// the lock back in the background, retrying with backoff (10 ms up to 1 s)
+// until Redis answers or the lock's TTL has passed; [WithLogger] says where
+// it logs the give-backs it could not complete. The give-back runs on the
+// Locker's own client: if that client keeps timing out for the whole TTL,
+// the give-back fails too and the lock lapses at its TTL, as a crashed
+// holder's would (until then other callers see it held). Pick a TTL you can
+// afford to lose, and a ReadTimeout the server meets.
 //
 // # Limits
 //
@@ -53,34 +99,49 @@
 //     lock; FIFO order resumes with the next release.
 //   - TryAcquire does not queue; it fails while the lock is held.
 //   - Each blocked waiter holds one connection of the client's pool for the
-//     duration of its BLPOP; size PoolSize above the number of concurrent
-//     waiters.
-//   - An Acquire whose ctx is cancelled while its script is in flight
-//     releases the lock it may have taken (best effort, 1 s).
+//     duration of its blocking read; size PoolSize above the number of
+//     concurrent waiters.
 //
 // # Keys
 //
 // With the default prefix "lock:" and a lock named N:
 //
-//	lock:{N}:owner     STRING  holder's token, PX ttl
-//	lock:{N}:fence     STRING  last fencing token (no TTL; one per lock name)
-//	lock:{N}:queue     LIST    tokens of waiters, oldest first
-//	lock:{N}:waiters   HASH    waiter token -> "<place expiry ms> <ttl ms>"
-//	lock:{N}:grant:<T> LIST    the fence of the lock handed to waiter T, PX ttl
+//	lock:{N}:owner        STRING  holder's token, PX ttl
+//	lock:{N}:fence        STRING  last fencing token (no TTL; one per lock name)
+//	lock:{N}:queue        LIST    tokens of waiters, oldest first
+//	lock:{N}:waiters      HASH    waiter token -> "<place expiry ms> <ttl ms>"
+//	lock:{N}:grant:<T>    LIST    the fence of the lock handed to waiter T (or
+//	                              an empty wake), PX ttl
+//	lock:{N}:released:<T> STRING  nonce of the Release call that released the
+//	                              lock of token T, PX the client's retry window
 //
 // The queue and waiters keys expire with the longest waiter's place. The
 // release script builds grant keys from the declared prefix key and the
-// popped token (they cannot be declared before the pop); the hash tag keeps
-// them in the lock's slot.
+// token it reads from the queue (they cannot be declared before that read);
+// the hash tag keeps them in the lock's slot.
 //
 // # Round trips
 //
 // Once the scripts are cached on the server (the first call of each script
 // on a server costs one more: EVALSHA answered NOSCRIPT, then EVAL):
-// TryAcquire 1, uncontended Acquire 1, Release 1, Extend 1, one Extend every
-// TTL/3 under KeepAlive. A waiter pays 1 to queue, 1 per blocking wait (one
-// wait when a release hands it the lock; one more per expired owner TTL or
-// per 30 s), and 1 to leave the queue if it gives up.
+// TryAcquire 1, Acquire of a free lock 1, Release 1, Extend 1, one Extend
+// every TTL/3 under KeepAlive.
+//
+// A contended Acquire costs 2 round trips in all: 1 for "queue and block"
+// (its attempt and its blocking BLPOP of the grant list sent in one
+// pipeline) and the holder's Release, which hands it the lock; then its own
+// Release. A Locker remembers, per lock name (a small hint table), that its
+// last attempt found the lock taken, and pipelines from the first attempt;
+// a Locker that has not seen the lock taken pays a plain attempt and a
+// plain blocking wait (BLMOVE), 2 round trips, and pipelines from then on.
+// The pipelined BLPOP waits at most 1 s (its timeout is chosen before the
+// attempt tells how long the holder's TTL lasts, and must fit in the
+// client's ReadTimeout, which go-redis does not lengthen inside a
+// pipeline): a longer wait goes on with one plain blocking wait until the
+// holder's TTL ends (or a release hands the lock over), one more per
+// expired TTL or per 30 s. A waiter that gives up pays 1 to leave the
+// queue. With a ReadTimeout under about 260 ms there is no room for a
+// blocking read in a pipeline, and every wait is plain.
 //
 // # Redis Cluster
 //

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ria-go/ria"
 	"github.com/ria-go/ria/internal/redistest"
 	"github.com/ria-go/ria/lock"
 )
@@ -86,8 +87,10 @@ func TestLock_KeepAlive_redisDown(t *testing.T) {
 	}
 }
 
-// A reply lost after the script ran: TryAcquire gives the lock back, and a
-// waiting Acquire retries and keeps the one lock it took.
+// A reply lost after the script ran, and not re-sent (the hook fails the
+// call, as when every re-send failed): TryAcquire says the outcome is
+// unknown and gives the lock back in the background; a waiting Acquire
+// retries and keeps the one lock it took.
 func TestLock_lostReply(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
@@ -100,6 +103,9 @@ func TestLock_lostReply(t *testing.T) {
 		h.Arm()
 		_, err := locker.TryAcquire(ctx, "job", time.Minute)
 		assert.ErrorIs(t, err, redistest.ErrReplyLost)
+		assert.ErrorIs(t, err, ria.ErrOutcomeUnknown)
+		assert.NotErrorIs(t, err, lock.ErrNotObtained)
+		locker.WaitGiveBacksForTest()
 		l, err := other.TryAcquire(ctx, "job", time.Minute)
 		require.NoError(t, err, "the lock taken before the reply was lost was given back")
 		require.NoError(t, l.Release(ctx))

@@ -2,6 +2,7 @@ package lock_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ria-go/ria/internal/redistest"
+	"github.com/ria-go/ria/internal/script"
 	"github.com/ria-go/ria/lock"
 )
 
@@ -51,7 +53,7 @@ func TestLock_Acquire_fifo(t *testing.T) {
 			}
 			require.NoError(t, r.l.Release(ctx))
 		}
-		assert.Equal(t, []string{b.Prefix + "{job}:fence"}, b.Keys(""), "nothing left behind but the fence")
+		assertClean(t, b, "job")
 	})
 }
 
@@ -120,7 +122,7 @@ func TestLock_Release_skipsDeadWaiters(t *testing.T) {
 		holder, err := locker.TryAcquire(ctx, "job", time.Minute)
 		require.NoError(t, err)
 		dead := locker.NewLockForTest("job", time.Minute)
-		ok, err := dead.AttemptForTest(ctx, 100*time.Millisecond, false) // queues, then "dies"
+		ok, err := dead.AttemptForTest(ctx, 100*time.Millisecond) // queues, then "dies"
 		require.NoError(t, err)
 		require.False(t, ok)
 		waitForWaiters(t, b, "job", 1)
@@ -142,16 +144,34 @@ func TestLock_Acquire_grantedBetweenWaits(t *testing.T) {
 		holder, err := locker.TryAcquire(ctx, "job", time.Minute)
 		require.NoError(t, err)
 		w := locker.NewLockForTest("job", time.Minute)
-		ok, err := w.AttemptForTest(ctx, 10*time.Second, false)
+		ok, err := w.AttemptForTest(ctx, 10*time.Second)
 		require.NoError(t, err)
 		require.False(t, ok)
 
 		require.NoError(t, holder.Release(ctx)) // hands over to w, which is not blocked
-		ok, err = w.AttemptForTest(ctx, 10*time.Second, true)
+		ok, err = w.AttemptForTest(ctx, 10*time.Second)
 		require.NoError(t, err)
 		require.True(t, ok)
 		assert.Greater(t, w.Fence(), holder.Fence())
 		assert.Empty(t, b.Keys(b.Prefix+"{job}:grant:*"), "grant consumed")
 		require.NoError(t, w.Release(ctx))
 	})
+}
+
+// assertClean checks that nothing of lock name is left but its fence
+// counter and release records, which expire after the client's retry
+// window.
+func assertClean(t *testing.T, b *redistest.Backend, name string) {
+	t.Helper()
+	for _, k := range b.Keys("") {
+		if k == b.Prefix+"{"+name+"}:fence" {
+			continue
+		}
+		if assert.True(t, strings.HasPrefix(k, b.Prefix+"{"+name+"}:released:"), "left behind: %s", k) {
+			ttl, err := b.Client.PTTL(context.Background(), k).Result()
+			require.NoError(t, err)
+			assert.Greater(t, ttl, time.Duration(0), "a release record expires")
+			assert.LessOrEqual(t, ttl, script.ReplayWindow(b.Client), "a release record lives for the retry window")
+		}
+	}
 }

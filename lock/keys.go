@@ -15,5 +15,12 @@ func (lk *Locker) queueKey(name string) string { return lk.keys.Key(name, "queue
 func (lk *Locker) waitersKey(name string) string { return lk.keys.Key(name, "waiters") }
 
 // grantPrefix is the prefix of the grant keys; grantPrefix+token is a LIST
-// where a release pushes the fence of the lock it hands to that waiter.
+// where a release pushes the fence of the lock it hands to that waiter (or
+// an empty value to wake it), and where a pipelined attempt that takes the
+// lock pushes its fence; TTL: the lock's.
 func (lk *Locker) grantPrefix(name string) string { return lk.keys.Key(name, "grant:") }
+
+// recordKey is a STRING holding the nonce of the Release call that released
+// the lock of token, for the client's retry window: a re-send of that call
+// answers "released" from it.
+func (lk *Locker) recordKey(name, token string) string { return lk.keys.Key(name, "released:"+token) }

@@ -5,25 +5,33 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"hash/maphash"
+	"log/slog"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/ria-go/ria"
 	"github.com/ria-go/ria/internal/keys"
 	"github.com/ria-go/ria/internal/script"
 	"github.com/ria-go/ria/internal/wait"
 )
 
 var (
-	// ErrNotObtained is returned when the lock is held by another and the
-	// call's wait (if any) ended before it was released.
+	// ErrNotObtained is returned when an acquisition ended without the
+	// lock: another held it until the call's wait (or ctx) ended, or, joined
+	// with the cause, Redis kept failing until then. Either way this call
+	// holds nothing: an error that wraps ErrNotObtained is never returned
+	// for a lock the call took.
 	ErrNotObtained = errors.New("lock: not obtained")
 	// ErrNotHeld is returned by Release and Extend when the lock is no longer
 	// ours: its TTL passed (and maybe another holder took it) or it was
-	// released already. Context cancelled by KeepAlive carries it as cause.
+	// released already. A context cancelled by KeepAlive carries it as
+	// cause, and [Locker.Do] wraps it when the lock was lost while fn ran.
 	ErrNotHeld = errors.New("lock: not held")
 )
 
@@ -41,10 +49,19 @@ var (
 	extendScript = script.New("lock extend", extendLua)
 )
 
-// Client is the subset of go-redis this package uses.
+// Client is the subset of go-redis this package uses: scripts, the
+// blocking move a waiter blocks on, and pipelines (a contended waiter sends
+// its attempt and its blocking pop in one).
 type Client interface {
-	redis.Scripter
-	wait.Client
+	Eval(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd
+	EvalSha(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd
+	EvalRO(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd
+	EvalShaRO(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd
+	ScriptExists(ctx context.Context, hashes ...string) *redis.BoolSliceCmd
+	ScriptLoad(ctx context.Context, script string) *redis.StringCmd
+	BLMove(ctx context.Context, source, destination, srcpos, destpos string, timeout time.Duration) *redis.StringCmd
+	Do(ctx context.Context, args ...any) *redis.Cmd
+	Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
 }
 
 var (
@@ -56,16 +73,45 @@ var (
 // Option configures a [Locker].
 type Option func(*options)
 
-type options struct{ prefix string }
+type options struct {
+	prefix string
+	log    *slog.Logger
+}
 
 // WithPrefix sets the key prefix. Default: "lock:". It must not contain
 // '{' or '}'.
 func WithPrefix(p string) Option { return func(o *options) { o.prefix = p } }
 
+// WithLogger sets where the Locker logs the give-backs it could not
+// complete in the background (see the package doc, "Lost replies").
+// Default: slog.Default().
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
+
+// placeSlack is how long a waiter's place outlives the wait it was kept
+// for: the time a waiter may take between its attempt and its blocking
+// wait before a release skips it (and wakes it).
+const placeSlack = 2 * time.Second
+
+// hotSlots is the size of a Locker's contention hint table.
+const hotSlots = 64
+
 // Locker acquires locks. It is safe for concurrent use.
 type Locker struct {
 	rdb  Client
 	keys keys.Space
+	log  *slog.Logger
+
+	// hot[slot(name)] says that the last attempt on a lock of that slot
+	// found it taken: Acquire then pipelines its first attempt with its
+	// blocking wait. A hint only: a wrong guess costs a round trip (or a
+	// BLPOP command), never correctness.
+	seed maphash.Seed
+	hot  [hotSlots]atomic.Bool
+
+	slack time.Duration // placeSlack; tests shorten it
+	bg    sync.WaitGroup
+	// hook, if set (tests), is called at points of an Acquire.
+	hook func(event string)
 }
 
 // New returns a Locker backed by rdb. It returns an error if the prefix
@@ -82,24 +128,40 @@ func New(rdb Client, opts ...Option) (*Locker, error) {
 	if err := keys.CheckPrefix(o.prefix); err != nil {
 		return nil, fmt.Errorf("lock: new: %w", err)
 	}
-	return &Locker{rdb: rdb, keys: keys.New(o.prefix)}, nil
+	if o.log == nil {
+		o.log = slog.Default()
+	}
+	return &Locker{rdb: rdb, keys: keys.New(o.prefix), log: o.log, seed: maphash.MakeSeed(), slack: placeSlack}, nil
+}
+
+func (lk *Locker) hint(name string) *atomic.Bool {
+	return &lk.hot[maphash.String(lk.seed, name)%hotSlots]
 }
 
 // AcquireOption configures [Locker.Acquire].
 type AcquireOption func(*acquireOptions)
 
-type acquireOptions struct{ wait time.Duration }
+type acquireOptions struct {
+	wait    time.Duration
+	waitSet bool
+}
 
-// WithWait makes Acquire give up after d, returning [ErrNotObtained].
-// Without it, Acquire waits until its ctx ends.
+// WithWait bounds how long Acquire waits for the lock: it gives up after d
+// with [ErrNotObtained]. WithWait(0) makes a single attempt, as
+// [Locker.TryAcquire] does. A negative d is an error. Without WithWait,
+// Acquire waits until its ctx ends.
 func WithWait(d time.Duration) AcquireOption {
-	return func(o *acquireOptions) { o.wait = d }
+	return func(o *acquireOptions) { o.wait, o.waitSet = d, true }
 }
 
 // TryAcquire takes the lock name for ttl if it is free, in one round trip.
-// It returns [ErrNotObtained] if another holds it. If the call fails (the
-// reply may have been lost), it releases the lock the script may have taken,
-// at the cost of one more round trip.
+// It returns [ErrNotObtained] if another holds it.
+//
+// A re-send of its script after a lost reply recognises the lock it took
+// and answers with it. If every re-send fails too, the error wraps
+// ria.ErrOutcomeUnknown (never ErrNotObtained), and the Locker gives back
+// the lock the script may have taken, in the background, until it
+// succeeds or the lock's TTL has passed.
 func (lk *Locker) TryAcquire(ctx context.Context, name string, ttl time.Duration) (*Lock, error) {
 	if err := check(name, ttl); err != nil {
 		return nil, err
@@ -109,11 +171,13 @@ func (lk *Locker) TryAcquire(ctx context.Context, name string, ttl time.Duration
 	}
 	l := lk.newLock(name, ttl)
 	ok, _, err := l.attempt(ctx, 0, false)
-	if err != nil {
-		l.leave(ctx) // the script may have run before the reply was lost
+	switch {
+	case err != nil && isReply(err):
 		return nil, fmt.Errorf("lock: acquire %q: %w", name, err)
-	}
-	if !ok {
+	case err != nil:
+		lk.giveBack(l)
+		return nil, fmt.Errorf("lock: acquire %q: %w", name, script.Unknown(err))
+	case !ok:
 		return nil, fmt.Errorf("lock: acquire %q: %w", name, ErrNotObtained)
 	}
 	return l, nil
@@ -128,8 +192,12 @@ func (lk *Locker) TryAcquire(ctx context.Context, name string, ttl time.Duration
 // wait lasts.
 //
 // It returns [ErrNotObtained] when the wait ends, joined with ctx.Err() when
-// ctx ended. Uncontended, it costs one round trip; a waiter pays one more to
-// queue, one per blocking wait, and one to leave the queue if it gives up.
+// ctx ended (and with the last Redis error if one cut the wait short). If
+// the waiter could not confirm that it left the queue (Redis kept failing),
+// the error wraps ria.ErrOutcomeUnknown instead, and the Locker gives back
+// what it may hold in the background. A key of the wrong type gives a
+// *ria.KeyError. Uncontended, Acquire costs one round trip; contended, one
+// for "queue and block" (see the package doc).
 func (lk *Locker) Acquire(ctx context.Context, name string, ttl time.Duration, opts ...AcquireOption) (*Lock, error) {
 	if err := check(name, ttl); err != nil {
 		return nil, err
@@ -138,25 +206,67 @@ func (lk *Locker) Acquire(ctx context.Context, name string, ttl time.Duration, o
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if o.wait < 0 {
+	switch {
+	case o.waitSet && o.wait < 0:
 		return nil, fmt.Errorf("lock: acquire %q: wait %v: must not be negative", name, o.wait)
+	case o.waitSet && o.wait == 0:
+		return lk.TryAcquire(ctx, name, ttl)
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("lock: acquire %q: %w", name, errors.Join(ErrNotObtained, err))
+	}
+	return lk.acquire(ctx, lk.newLock(name, ttl), o)
+}
+
+// acquire is Acquire's wait for l.
+func (lk *Locker) acquire(ctx context.Context, l *Lock, o acquireOptions) (*Lock, error) {
+	name, ttl := l.name, l.ttl
 	var deadline time.Time
-	if o.wait > 0 {
+	if o.waitSet {
 		deadline = time.Now().Add(o.wait)
 	}
-	l := lk.newLock(name, ttl)
+	l.queued = true
+	hot := lk.hint(name)
 	ok, err := wait.Queue(ctx, lk.rdb, deadline, wait.Turn{
-		GrantKey: l.grantKey(),
-		Attempt:  l.attempt,
-		Granted:  l.granted,
-		Leave:    l.leave,
+		GrantKey:  l.grantKey(),
+		GrantRole: "lock grant",
+		Lease:     ttl,
+		Hot:       hot.Load(),
+		Attempt: func(ctx context.Context, left time.Duration) (bool, time.Duration, error) {
+			lk.event("attempt")
+			ok, retry, err := l.attempt(ctx, left, false)
+			if err == nil && !ok {
+				hot.Store(true)
+				lk.event("queued")
+			}
+			return ok, retry, err
+		},
+		AttemptIn: func(ctx context.Context, p redis.Pipeliner, left time.Duration) func() (bool, time.Duration, error) {
+			lk.event("attempt")
+			read := l.attemptIn(ctx, p, left)
+			return func() (bool, time.Duration, error) {
+				ok, retry, err := read()
+				if err == nil {
+					hot.Store(!ok)
+				}
+				return ok, retry, err
+			}
+		},
+		Granted: l.granted,
+		Leave: func(ctx context.Context) error {
+			lk.event("leave")
+			_, err := l.release(ctx, true, true, "")
+			return err
+		},
+		GiveBack: func() { lk.giveBack(l) },
 	})
 	switch {
 	case ok:
 		return l, nil
+	case errors.Is(err, ria.ErrOutcomeUnknown):
+		return nil, fmt.Errorf("lock: acquire %q: %w", name, err)
 	case ctx.Err() != nil:
-		return nil, fmt.Errorf("lock: acquire %q: %w", name, errors.Join(ErrNotObtained, ctx.Err(), err))
+		return nil, fmt.Errorf("lock: acquire %q: %w", name, errors.Join(ErrNotObtained, err))
 	case err != nil && !wait.Transient(err):
 		return nil, fmt.Errorf("lock: acquire %q: %w", name, err)
 	default:
@@ -164,23 +274,58 @@ func (lk *Locker) Acquire(ctx context.Context, name string, ttl time.Duration, o
 	}
 }
 
+func (lk *Locker) event(e string) {
+	if lk.hook != nil {
+		lk.hook(e)
+	}
+}
+
 // Do runs fn while holding the lock name: it acquires it as [Locker.Acquire]
-// does, keeps it alive with [Lock.KeepAlive] (fn's ctx is cancelled if the
-// lock is lost) and always releases it, even if fn panics. fn gets the held
-// [Lock], whose [Lock.Fence] it should pass to the resource it protects. Do
-// returns fn's error joined with [ErrNotHeld] if the lock was lost before
-// fn returned.
+// does, keeps it alive with [Lock.KeepAlive] (fn's ctx is cancelled, with
+// cause [ErrNotHeld], if the lock is lost) and always releases it, even if
+// fn panics. fn gets the held [Lock], whose [Lock.Fence] it should pass to
+// the resource it protects.
+//
+// Do returns the acquisition's error, or fn's error; when the lock was lost
+// before fn returned (KeepAlive found it taken, or could not extend it
+// before its TTL ran out, say through a Redis outage), the error wraps
+// [ErrNotHeld] too, and Do does not try to release a lock it knows lost.
+// The release is bounded by the lock's TTL; if it fails, its error is
+// joined (and the Locker gives the lock back in the background, see
+// [Lock.Release]). A nil fn is an error.
 func (lk *Locker) Do(ctx context.Context, name string, ttl time.Duration, fn func(ctx context.Context, l *Lock) error, opts ...AcquireOption) (err error) {
+	if fn == nil {
+		return fmt.Errorf("lock: do %q: nil fn", name)
+	}
 	l, err := lk.Acquire(ctx, name, ttl, opts...)
 	if err != nil {
 		return err
 	}
 	held := l.KeepAlive(ctx)
 	defer func() {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ttl)
-		defer cancel()
-		if rerr := l.Release(rctx); rerr != nil {
-			err = errors.Join(err, rerr)
+		l.stopKeepAlive(nil)
+		// Lost: KeepAlive found the lock taken, or its last confirmed TTL
+		// ran out without a successful extension.
+		lost := l.isLost() || !time.Now().Before(l.expiryTime())
+		if !lost {
+			rctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), l.expiryTime())
+			rerr := l.Release(rctx)
+			cancel()
+			switch {
+			case errors.Is(rerr, ErrNotHeld):
+				lost = true
+			case rerr != nil:
+				err = errors.Join(err, rerr)
+			}
+		} else {
+			l.markReleased()
+		}
+		if lost && !errors.Is(err, ErrNotHeld) {
+			if err == nil {
+				err = fmt.Errorf("lock: do %q: lost while fn ran: %w", name, ErrNotHeld)
+			} else {
+				err = fmt.Errorf("lock: do %q: lost while fn ran (%w): %w", name, ErrNotHeld, err)
+			}
 		}
 	}()
 	return fn(held, l)
@@ -197,13 +342,63 @@ func check(name string, ttl time.Duration) error {
 }
 
 func (lk *Locker) newLock(name string, ttl time.Duration) *Lock {
-	return &Lock{
-		lk:    lk,
-		name:  name,
-		token: uuid.NewString(),
-		ttl:   ttl,
-		owner: lk.ownerKey(name),
+	l := &Lock{lk: lk, name: name, token: uuid.NewString(), ttl: ttl}
+	l.owner = lk.ownerKey(name)
+	l.grant = lk.grantPrefix(name) + l.token
+	// acquire: owner, fence, queue, waiters, grant; release adds the grant
+	// prefix, the grant and the release record
+	l.keys = []string{l.owner, lk.fenceKey(name), lk.queueKey(name), lk.waitersKey(name), l.grant,
+		lk.grantPrefix(name), l.grant, lk.recordKey(name, l.token)}
+	return l
+}
+
+// giveBack releases l in the background: it retries with backoff until the release is answered, or l's TTL
+// has passed since (the lock, if it was ever ours, has expired), or the
+// release meets an error that retrying cannot mend. It logs when it could
+// not complete.
+func (lk *Locker) giveBack(l *Lock) {
+	lk.bg.Add(1)
+	go func() {
+		defer lk.bg.Done()
+		until := time.Now().Add(l.lease())
+		err := retry(until, func(ctx context.Context) error {
+			_, err := l.release(ctx, true, true, "")
+			return err
+		})
+		if err != nil {
+			lk.log.Warn("lock: could not give back a lock whose acquisition outcome was unknown; it expires with its TTL",
+				"lock", l.name, "ttl", l.lease(), "err", err)
+		}
+	}()
+}
+
+// retry runs fn until it succeeds, fails with an error that retrying cannot
+// mend, or until passes; each try gets the time left. It returns the last
+// error.
+func retry(until time.Time, fn func(ctx context.Context) error) error {
+	var backoff time.Duration
+	for {
+		ctx, cancel := context.WithDeadline(context.Background(), until)
+		err := fn(ctx)
+		cancel()
+		if err == nil || isReply(err) && !wait.Transient(err) {
+			return err
+		}
+		backoff = min(max(2*backoff, 10*time.Millisecond), time.Second)
+		d := wait.Jitter(backoff)
+		if time.Until(until) < d {
+			return err
+		}
+		time.Sleep(d)
 	}
+}
+
+// isReply reports whether err is the server's answer: an error reply, or a
+// *ria.KeyError from a script's checks.
+func isReply(err error) bool {
+	var rerr redis.Error
+	var kerr *ria.KeyError
+	return errors.As(err, &rerr) || errors.As(err, &kerr)
 }
 
 // Lock is a held lock. It is safe for concurrent use.
@@ -212,21 +407,32 @@ type Lock struct {
 	name  string
 	token string
 	owner string
-	fence int64
+	grant string
+	keys  []string // see newLock
+
+	// queued: an Acquire, whose attempts may have queued it (its release
+	// leaves the queue); kept: handed over by a plain wait, which left the
+	// fence on the grant key (its release deletes it).
+	queued, kept bool
 
 	mu       sync.Mutex
+	fence    int64
 	ttl      time.Duration
 	expiry   time.Time // local, conservative: sent-at + ttl of the last success
 	released bool
+	lost     bool // KeepAlive found it lost
 	alive    *keepAlive
 }
 
 // granted records the lock handed over by a release; the grant carries the
 // fence. Its TTL started after since, so since+ttl is a safe expiry estimate.
-func (l *Lock) granted(fence string, since time.Time) error {
+func (l *Lock) granted(fence string, since time.Time, kept bool) error {
+	// The release that handed it over took the waiter's place out of the
+	// queue; the value stays on the grant key after a plain wait.
+	l.queued, l.kept = false, l.kept || kept
 	f, err := strconv.ParseInt(fence, 10, 64)
 	if err != nil {
-		return fmt.Errorf("lock: malformed grant %q: %w", fence, err)
+		return fmt.Errorf("lock: acquire %q: malformed grant %q: %w", l.name, fence, err)
 	}
 	l.mu.Lock()
 	l.fence, l.expiry = f, since.Add(l.ttl)
@@ -234,18 +440,52 @@ func (l *Lock) granted(fence string, since time.Time) error {
 	return nil
 }
 
+func (l *Lock) acquireKeys() []string { return l.keys[:5:5] }
+
+func (l *Lock) releaseKeys() []string {
+	k := l.keys
+	return []string{k[0], k[1], k[2], k[3], k[5], k[6], k[7]}
+}
+
+// attemptArgs are the acquire script's arguments; left > 0 queues the
+// caller.
+func (l *Lock) attemptArgs(left time.Duration, wake bool) []any {
+	return []any{l.token, l.ttl.Milliseconds(), waitMs(left), flag(wake), l.lk.slack.Milliseconds()}
+}
+
 // attempt runs the acquire script once; left > 0 queues the caller.
-func (l *Lock) attempt(ctx context.Context, left time.Duration, queued bool) (bool, time.Duration, error) {
-	lk := l.lk
+func (l *Lock) attempt(ctx context.Context, left time.Duration, wake bool) (bool, time.Duration, error) {
 	sent := time.Now()
-	res, err := acquireScript.Int64s(ctx, lk.rdb,
-		[]string{l.owner, lk.fenceKey(l.name), lk.queueKey(l.name), lk.waitersKey(l.name), l.grantKey()},
-		l.token, l.ttl.Milliseconds(), waitMs(left), flag(queued))
+	res, err := acquireScript.Int64s(ctx, l.lk.rdb, l.acquireKeys(), l.attemptArgs(left, wake)...)
 	if err != nil {
 		return false, 0, err
 	}
+	return l.attempted(res, sent)
+}
+
+// attemptIn queues the acquire script on p in wake mode.
+func (l *Lock) attemptIn(ctx context.Context, p redis.Pipeliner, left time.Duration) func() (bool, time.Duration, error) {
+	sent := time.Now()
+	read := wait.ScriptIn(ctx, p, func(ctx context.Context, c redis.Scripter) (any, error) {
+		return acquireScript.Run(ctx, c, l.acquireKeys(), l.attemptArgs(left, true)...)
+	})
+	return func() (bool, time.Duration, error) {
+		v, err := read()
+		if err != nil {
+			return false, 0, err
+		}
+		res, err := acquireScript.AsInt64s(v)
+		if err != nil {
+			return false, 0, err
+		}
+		return l.attempted(res, sent)
+	}
+}
+
+// attempted reads the acquire script's reply to an attempt sent at sent.
+func (l *Lock) attempted(res []int64, sent time.Time) (bool, time.Duration, error) {
 	if len(res) != 2 {
-		return false, 0, fmt.Errorf("lock: acquire script returned %d values", len(res))
+		return false, 0, fmt.Errorf("lock: acquire %q: script returned %d values", l.name, len(res))
 	}
 	if res[0] == 0 {
 		switch pttl := res[1]; {
@@ -278,15 +518,6 @@ func waitMs(left time.Duration) int64 {
 	return max(left.Milliseconds(), 1)
 }
 
-// leave takes the caller out of the queue and releases the lock in case a
-// release handed it over (or an attempt cut short by ctx took it): best
-// effort, bounded by one second, whatever ctx says.
-func (l *Lock) leave(ctx context.Context) {
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-	defer cancel()
-	_, _ = l.release(rctx, true)
-}
-
 // Name returns the lock's name.
 func (l *Lock) Name() string { return l.name }
 
@@ -303,37 +534,83 @@ func (l *Lock) Fence() int64 {
 	return l.fence
 }
 
-// Release gives the lock up if this holder still has it, in one round trip:
-// it hands it to the first waiter, or deletes it when nobody waits. It returns [ErrNotHeld] if the lock expired or was
-// released already; then it changes nothing, whoever holds the lock now.
-// It stops a running [Lock.KeepAlive].
-func (l *Lock) Release(ctx context.Context) error {
-	l.stopKeepAlive(nil)
-	ok, err := l.release(ctx, false)
-	if err != nil {
-		return fmt.Errorf("lock: release %q: %w", l.name, err)
-	}
+func (l *Lock) lease() time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.ttl
+}
+
+func (l *Lock) expiryTime() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.expiry
+}
+
+func (l *Lock) isLost() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lost
+}
+
+func (l *Lock) markReleased() {
 	l.mu.Lock()
 	l.released = true
 	l.mu.Unlock()
-	if !ok {
+}
+
+// Release gives the lock up if this holder still has it, in one round
+// trip: it hands it to the first waiter, or deletes it when nobody waits.
+// It returns [ErrNotHeld] if the lock expired or was released already;
+// then it changes nothing, whoever holds the lock now. It stops a running
+// [Lock.KeepAlive].
+//
+// A re-send of the release after a lost reply answers as the first run
+// did: a successful release leaves a record of the call for the client's
+// retry window. If every re-send fails too, the error wraps
+// ria.ErrOutcomeUnknown, and the Locker retries the release in the
+// background until it is answered or the lock's TTL has passed.
+func (l *Lock) Release(ctx context.Context) error {
+	l.stopKeepAlive(nil)
+	ok, err := l.release(ctx, l.queued, l.kept, script.Nonce())
+	l.markReleased()
+	switch {
+	case err != nil && isReply(err):
+		return fmt.Errorf("lock: release %q: %w", l.name, err)
+	case err != nil:
+		l.lk.giveBack(l)
+		return fmt.Errorf("lock: release %q: %w", l.name, script.Unknown(err))
+	case !ok:
 		return fmt.Errorf("lock: release %q: %w", l.name, ErrNotHeld)
 	}
 	return nil
 }
 
-func (l *Lock) release(ctx context.Context, leaving bool) (bool, error) {
+// release runs the release script: queued also takes the caller out of
+// the queue, clear deletes its grant key; a non-empty nonce records a
+// successful release for the client's retry window (bounded by ctx's
+// deadline).
+func (l *Lock) release(ctx context.Context, queued, clear bool, nonce string) (bool, error) {
 	lk := l.lk
+	var recordMs int64
+	if nonce != "" {
+		w := script.ReplayWindow(lk.rdb)
+		if dl, ok := ctx.Deadline(); ok && w > 0 {
+			w = min(w, time.Until(dl)+time.Second)
+		}
+		recordMs = max(w.Milliseconds(), 0)
+	}
 	n, err := releaseScript.Int64(ctx, lk.rdb,
-		[]string{l.owner, lk.fenceKey(l.name), lk.queueKey(l.name), lk.waitersKey(l.name), lk.grantPrefix(l.name), l.grantKey()},
-		l.token, flag(leaving))
+		l.releaseKeys(),
+		l.token, flag(queued), flag(clear), nonce, recordMs, lk.slack.Milliseconds())
 	return n == 1, err
 }
 
-func (l *Lock) grantKey() string { return l.lk.grantPrefix(l.name) + l.token }
+func (l *Lock) grantKey() string { return l.grant }
 
 // Extend resets the lock's TTL to ttl if this holder still has it, in one
 // round trip. It returns [ErrNotHeld] if the lock expired or was released.
+// A re-send after a lost reply extends again and answers the same; if
+// every re-send fails, the error wraps ria.ErrOutcomeUnknown.
 func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 	if ttl < time.Millisecond {
 		return fmt.Errorf("lock: extend %q: ttl %v: must be at least 1ms", l.name, ttl)
@@ -341,7 +618,7 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 	sent := time.Now()
 	n, err := extendScript.Int64(ctx, l.lk.rdb, []string{l.owner}, l.token, ttl.Milliseconds())
 	if err != nil {
-		return fmt.Errorf("lock: extend %q: %w", l.name, err)
+		return fmt.Errorf("lock: extend %q: %w", l.name, script.Unknown(err))
 	}
 	if n != 1 {
 		return fmt.Errorf("lock: extend %q: %w", l.name, ErrNotHeld)

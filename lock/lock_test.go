@@ -3,6 +3,7 @@ package lock_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -277,13 +278,37 @@ func TestLocker_Do(t *testing.T) {
 		require.NoError(t, err, "released after success, error and panic")
 		require.NoError(t, l.Release(ctx))
 
-		// Lost during fn: fn's ctx is cancelled and Do reports ErrNotHeld.
-		err = locker.Do(ctx, "job", 300*time.Millisecond, func(held context.Context, _ *lock.Lock) error {
-			require.NoError(t, b.Client.Set(ctx, ownerKey(b, "job"), "thief", time.Minute).Err())
-			<-held.Done()
-			return context.Cause(held)
+		// fn gets the lock, and its fence.
+		var fence int64
+		err = locker.Do(ctx, "job", time.Minute, func(_ context.Context, l *lock.Lock) error {
+			fence = l.Fence()
+			return nil
 		})
-		assert.ErrorIs(t, err, lock.ErrNotHeld)
+		require.NoError(t, err)
+		assert.Greater(t, fence, int64(0))
+		f, err := b.Client.Get(ctx, b.Prefix+"{job}:fence").Int64()
+		require.NoError(t, err)
+		assert.Equal(t, f, fence, "the fence minted for this acquisition")
+
+		// Lost during fn: fn's ctx is cancelled and Do reports ErrNotHeld,
+		// whatever fn returns.
+		for _, ret := range []func(held context.Context) error{
+			func(held context.Context) error { return context.Cause(held) },
+			func(held context.Context) error { return held.Err() },
+			func(context.Context) error { return nil },
+		} {
+			err = locker.Do(ctx, "job", 300*time.Millisecond, func(held context.Context, _ *lock.Lock) error {
+				require.NoError(t, b.Client.Set(ctx, ownerKey(b, "job"), "thief", time.Minute).Err())
+				<-held.Done()
+				return ret(held)
+			})
+			assert.ErrorIs(t, err, lock.ErrNotHeld)
+			assert.Equal(t, 1, strings.Count(err.Error(), lock.ErrNotHeld.Error()), "said once: %v", err)
+			owner, err := b.Client.Get(ctx, ownerKey(b, "job")).Result()
+			require.NoError(t, err)
+			assert.Equal(t, "thief", owner, "the thief's lock untouched")
+			require.NoError(t, b.Client.Del(ctx, ownerKey(b, "job")).Err())
+		}
 	})
 }
 
@@ -356,19 +381,68 @@ func TestLock_roundTrips(t *testing.T) {
 		require.NoError(t, warm.Extend(ctx, time.Minute))
 		require.NoError(t, warm.Release(ctx))
 
-		var l *lock.Lock
-		rt, _ := b.Count.Delta(func() { l, err = locker.TryAcquire(ctx, "a", time.Minute) })
+		for _, c := range []struct {
+			op       string
+			rt, cmds int64
+			fn       func() error
+		}{
+			{"TryAcquire", 1, 1, func() (err error) { warm, err = locker.TryAcquire(ctx, "a", time.Minute); return err }},
+			{"Extend", 1, 1, func() error { return warm.Extend(ctx, time.Minute) }},
+			{"Release", 1, 1, func() error { return warm.Release(ctx) }},
+			{"uncontended Acquire", 1, 1, func() (err error) { warm, err = locker.Acquire(ctx, "a", time.Minute); return err }},
+			{"Release after Acquire", 1, 1, func() error { return warm.Release(ctx) }},
+		} {
+			rt, cmds := b.Count.Delta(func() { require.NoError(t, c.fn(), c.op) })
+			assert.Equal(t, c.rt, rt, c.op+" round trips")
+			assert.Equal(t, c.cmds, cmds, c.op+" commands")
+		}
+	})
+}
+
+// A contended acquisition: one round trip for "queue and block" (the
+// attempt and the BLPOP in one pipeline) once the Locker has seen the lock
+// taken, then the holder's release hands it over; the waiter's own release
+// is one more. The first contended acquisition of a Locker that has not
+// seen the lock taken pays a plain attempt and a plain wait.
+func TestLock_roundTrips_contended(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		holderLk := newLocker(b)
+		c2, count := b.NewClient()
+		waiter := must(lock.New(c2, lock.WithPrefix(b.Prefix)))
+		warm, err := waiter.TryAcquire(ctx, "warm", time.Minute) // load the scripts
 		require.NoError(t, err)
-		assert.Equal(t, int64(1), rt, "TryAcquire")
-		rt, _ = b.Count.Delta(func() { err = l.Extend(ctx, time.Minute) })
-		require.NoError(t, err)
-		assert.Equal(t, int64(1), rt, "Extend")
-		rt, _ = b.Count.Delta(func() { err = l.Release(ctx) })
-		require.NoError(t, err)
-		assert.Equal(t, int64(1), rt, "Release")
-		rt, _ = b.Count.Delta(func() { l, err = locker.Acquire(ctx, "a", time.Minute) })
-		require.NoError(t, err)
-		assert.Equal(t, int64(1), rt, "uncontended Acquire")
+		require.NoError(t, warm.Release(ctx))
+
+		for _, hot := range []bool{true, false} {
+			holder, err := holderLk.TryAcquire(ctx, "job", time.Minute)
+			require.NoError(t, err)
+			waiter.SetHotForTest("job", hot)
+			type result struct {
+				l        *lock.Lock
+				err      error
+				rt, cmds int64
+			}
+			done := make(chan result, 1)
+			go func() {
+				var r result
+				r.rt, r.cmds = count.Delta(func() { r.l, r.err = waiter.Acquire(ctx, "job", time.Minute, lock.WithWait(20*time.Second)) })
+				done <- r
+			}()
+			waitForWaiters(t, b, "job", 1)
+			require.NoError(t, holder.Release(ctx))
+			r := <-done
+			require.NoError(t, r.err)
+			if hot {
+				assert.Equal(t, int64(1), r.rt, "queue and block in one round trip")
+				assert.Equal(t, int64(2), r.cmds, "EVALSHA and BLPOP")
+			} else {
+				assert.Equal(t, int64(2), r.rt, "a plain attempt, then a plain wait")
+				assert.True(t, waiter.HotForTest("job"), "it has seen the lock taken")
+			}
+			rt, _ := count.Delta(func() { require.NoError(t, r.l.Release(ctx)) })
+			assert.Equal(t, int64(1), rt, "release")
+		}
 	})
 }
 
@@ -380,17 +454,48 @@ func TestLock_badInput(t *testing.T) {
 		assert.ErrorContains(t, err, "lock name")
 		_, err = locker.Acquire(ctx, "}x", time.Minute)
 		assert.ErrorContains(t, err, "lock name")
+		_, err = locker.Acquire(ctx, "a{b", time.Minute)
+		assert.ErrorContains(t, err, "lock name")
 		_, err = locker.TryAcquire(ctx, "job", 0)
 		assert.ErrorContains(t, err, "ttl")
 		_, err = locker.Acquire(ctx, "job", -time.Second)
 		assert.ErrorContains(t, err, "ttl")
 		_, err = locker.Acquire(ctx, "job", time.Minute, lock.WithWait(-time.Second))
-		assert.ErrorContains(t, err, "wait")
+		assert.EqualError(t, err, `lock: acquire "job": wait -1s: must not be negative`)
 		err = locker.Do(ctx, "", time.Minute, func(context.Context, *lock.Lock) error { t.Error("fn ran"); return nil })
 		assert.ErrorContains(t, err, "lock name")
+		assert.NotPanics(t, func() { err = locker.Do(ctx, "job", time.Minute, nil) })
+		assert.EqualError(t, err, `lock: do "job": nil fn`)
 		assert.Empty(t, b.Keys(""), "bad input wrote nothing")
 	})
 	assert.Panics(t, func() { _, _ = lock.New(nil) })
-	_, err := lock.New(redis.NewClient(&redis.Options{}), lock.WithPrefix("a{b"))
-	assert.ErrorContains(t, err, "prefix")
+	for _, p := range []string{"a{b", "a}", "{"} {
+		_, err := lock.New(redis.NewClient(&redis.Options{}), lock.WithPrefix(p))
+		assert.ErrorContains(t, err, "prefix", p)
+	}
+}
+
+// WithWait(0) makes one attempt, as TryAcquire does; no WithWait waits
+// until ctx ends.
+func TestLock_WithWait(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		locker := newLocker(b)
+		holder, err := locker.TryAcquire(ctx, "job", time.Minute)
+		require.NoError(t, err)
+
+		var rt int64
+		rt, _ = b.Count.Delta(func() { _, err = locker.Acquire(ctx, "job", time.Minute, lock.WithWait(0)) })
+		assert.ErrorIs(t, err, lock.ErrNotObtained)
+		assert.Equal(t, int64(1), rt, "one attempt")
+		assert.Zero(t, b.Client.Exists(ctx, b.Prefix+"{job}:queue").Val(), "not queued")
+
+		cctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		defer cancel()
+		_, err = locker.Acquire(cctx, "job", time.Minute)
+		assert.ErrorIs(t, err, lock.ErrNotObtained)
+		assert.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.Equal(t, 1, strings.Count(err.Error(), context.DeadlineExceeded.Error()), "said once: %v", err)
+		require.NoError(t, holder.Release(ctx))
+	})
 }

@@ -1,69 +1,140 @@
 -- acquire.lua: take a permit if fewer than limit live holders remain and no
--- live waiter is ahead; otherwise, if the caller will wait, keep its place
--- in the FIFO queue. (mint() comes from internal/script's MintLua.)
+-- live waiter is ahead, or report one ours already (a re-run of this call
+-- after a lost reply, or a permit a release handed to us); otherwise, if
+-- the caller will wait, keep its place in the FIFO queue. (check_*,
+-- key_error come from internal/script's check.lua and mint() from its
+-- MintLua, prepended.)
 -- KEYS[1] holders  ZSET permit ID -> deadline (server Unix ms)
 -- KEYS[2] seq      STRING counter (mint)
 -- KEYS[3] queue    LIST of waiting permit IDs, first come first served
 -- KEYS[4] waiters  HASH permit ID -> place expiry (server Unix ms)
--- KEYS[5] the caller's grant list, where a release hands it a permit
+-- KEYS[5] the caller's grant list, where a release hands it a permit (a
+--         blocking read of it reports a wrong type itself)
 -- ARGV[1] permit ID   ARGV[2] limit   ARGV[3] timeout ms
 -- ARGV[4] wait ms left (0: do not queue)
--- ARGV[5] '1' if an earlier attempt with this ID may have queued it (or
---         may have taken a permit whose reply was lost)
--- returns {1, seq} acquired, {0, retry ms} not acquired: retry is the time
--- until a permit may free itself (the earliest holder's deadline).
--- The clock is the server's TIME; no client clock is involved.
+-- ARGV[5] '1' if the caller may be in the queue (a waiting Acquire)
+-- ARGV[6] '1' wake: when the script takes a permit, or fails a check, it
+--         pushes to the grant list, so that the blocking pop sent after it
+--         in the same pipeline returns at once
+-- ARGV[7] slack ms: how long a place outlives the wait it was kept for
+-- returns {1, seq} acquired (or ours already), {0, retry ms} not acquired:
+-- retry is the time until a permit may free itself (the earliest holder's
+-- deadline). The clock is the server's TIME; no client clock is involved.
+-- Every key a path relies on is checked before its first write, by a read
+-- that fails on the wrong type (ZSCORE, LLEN, HEXISTS), by TYPE, or by a
+-- first write that fails changing nothing (mint's INCR, HSET); a failed
+-- check returns a key error.
 local holders, seq, queue, waiters, grant = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local id = ARGV[1]
 local limit = tonumber(ARGV[2])
 local timeout = tonumber(ARGV[3])
 local wait = tonumber(ARGV[4])
-local queued = ARGV[5] == '1'
+local mayQueue = ARGV[5] == '1'
+local wake = ARGV[6] == '1'
+
+local bad
+-- fail returns the key error b; in wake mode it first wakes the pipelined
+-- pop (which takes the value back at once), if the grant list is a list
+local function fail(b)
+  if wake and not check_type(grant, 'list', 'semaphore grant') then
+    redis.call('RPUSH', grant, '')
+    redis.call('PEXPIRE', grant, 1000)
+  end
+  return b
+end
+-- got returns permit s; in wake mode it hands s to the pipelined pop
+local function got(s)
+  if wake then
+    redis.call('RPUSH', grant, string.format('%d', s))
+    redis.call('PEXPIRE', grant, timeout)
+  end
+  return {1, s}
+end
+local function seq_error()
+  return check_int(seq, 'semaphore seq') or key_error('CORRUPT', seq, 'semaphore seq', 'an integer at its maximum', 'an integer')
+end
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('ZREMRANGEBYSCORE', holders, '-inf', string.format('%d', now))
 
-local function enter()
+local score = redis.pcall('ZSCORE', holders, id)
+if type(score) == 'table' then
+  return fail(check_type(holders, 'zset', 'semaphore holders') or score)
+end
+if score and tonumber(score) > now then
+  -- Handed a permit, or a re-run of this call after a lost reply: keep the
+  -- one permit, never take two. A hand-over left its seq on the grant
+  -- list; a re-run mints a new one (the first reply was lost).
+  bad = check_types({grant, 'list', 'semaphore grant', queue, 'list', 'semaphore queue',
+    waiters, 'hash', 'semaphore waiters'}) or check_int(seq, 'semaphore seq')
+  if bad then return fail(bad) end
+  local s = tonumber(redis.call('LINDEX', grant, 0) or '')
+  if redis.call('HDEL', waiters, id) == 1 then
+    redis.call('LREM', queue, 1, id)
+  end
+  redis.call('DEL', grant)
+  return got(s or mint(seq))
+end
+
+local live = redis.call('ZCOUNT', holders, '(' .. string.format('%d', now), '+inf')
+local queueRead = false
+local inQueue = false
+local allowed = live < limit
+if allowed then
+  if mayQueue then
+    local e = redis.pcall('HEXISTS', waiters, id)
+    if type(e) == 'table' then return fail(check_type(waiters, 'hash', 'semaphore waiters') or e) end
+    inQueue = e == 1
+  end
+  if not inQueue then
+    local n = redis.pcall('LLEN', queue)
+    if type(n) == 'table' then return fail(check_type(queue, 'list', 'semaphore queue') or n) end
+    queueRead = true
+    allowed = n == 0
+  end
+end
+if allowed then
+  if inQueue then
+    bad = check_type(queue, 'list', 'semaphore queue')
+    if bad then return fail(bad) end
+  end
+  if wake then
+    bad = check_type(grant, 'list', 'semaphore grant')
+    if bad then return bad end
+  end
+  local ok, s = pcall(mint, seq) -- the first write: its INCR fails, changing nothing, on a bad counter
+  if not ok then return fail(seq_error()) end
+  if inQueue then
+    -- leave the queue: a release must not hand a permit to a holder
+    redis.call('HDEL', waiters, id)
+    redis.call('LREM', queue, 1, id)
+  end
+  redis.call('ZREMRANGEBYSCORE', holders, '-inf', string.format('%d', now))
   redis.call('ZADD', holders, string.format('%d', now + timeout), id)
   if redis.call('PTTL', holders) < timeout then
     redis.call('PEXPIRE', holders, string.format('%d', timeout))
   end
-end
-
-if queued then
-  if redis.call('ZSCORE', holders, id) then
-    -- handed a permit while not blocked on the grant list, or a retry
-    -- after a lost reply: keep the one permit, never take two
-    local g = redis.call('LPOP', grant)
-    if g then return {1, tonumber(g)} end
-    enter()
-    return {1, mint(seq)}
-  end
-  redis.call('DEL', grant) -- a hand-over that expired before we came back
-end
-
-local n = redis.call('ZCARD', holders)
-if n < limit and (queued or redis.call('LLEN', queue) == 0) then
-  if queued and redis.call('HDEL', waiters, id) == 1 then
-    redis.call('LREM', queue, 1, id)
-  end
-  enter()
-  return {1, mint(seq)}
+  return got(s)
 end
 
 local retry = 1 -- free permits wait for the queue to move; try again soon
-if n >= limit then
-  local first = redis.call('ZRANGE', holders, 0, 0, 'WITHSCORES')
+if live >= limit then
+  local first = redis.call('ZRANGEBYSCORE', holders, '(' .. string.format('%d', now), '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
   retry = tonumber(first[2]) - now
 end
 if wait > 0 then
+  if not queueRead then
+    bad = check_type(queue, 'list', 'semaphore queue')
+    if bad then return fail(bad) end
+  end
   -- Keep the place while the caller blocks: until a permit may free itself
   -- (it then tries again and renews the place), within its wait, plus slack.
   local hold = wait
   if retry + 100 < hold then hold = retry + 100 end
-  hold = hold + 2000
-  if redis.call('HSET', waiters, id, string.format('%d', now + hold)) == 1 then
+  hold = hold + tonumber(ARGV[7])
+  local n = redis.pcall('HSET', waiters, id, string.format('%d', now + hold)) -- the first write
+  if type(n) == 'table' then return fail(check_type(waiters, 'hash', 'semaphore waiters') or n) end
+  if n == 1 then
     redis.call('RPUSH', queue, id)
   end
   if redis.call('PTTL', waiters) < hold then

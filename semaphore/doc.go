@@ -25,9 +25,9 @@
 //     one atomic step.
 //   - Fair: admission in the order the server runs the scripts, and waiters
 //     served first come first served. A waiter joins a FIFO queue and blocks
-//     (BLPOP) on a grant list of its own; a release hands its permit directly
-//     to the first live waiter (adds it to the holders with a fresh deadline
-//     and pushes its Seq to its grant list). Newcomers cannot take a permit
+//     on a grant list of its own; a release hands its permit directly to the
+//     first live waiter (adds it to the holders with a fresh deadline and
+//     pushes its Seq to its grant list). Newcomers cannot take a permit
 //     while anyone waits for one, and no attempt is wasted.
 //   - [Permit.Seq] numbers the permits of a name in the order they were
 //     granted. A counter that is new, or was lost by a restart without
@@ -37,10 +37,47 @@
 //     the scripts, so clock skew between clients cannot let one of them in
 //     early or keep another out. (The book's version scores holders with the
 //     client's time.time() and needs a lock to be fair.)
-//   - A retried acquire never takes two permits: an ID that already holds a
-//     live permit keeps it. A permit whose grant may have been lost (ctx ended
-//     or the connection failed with the script in flight) is released on a
-//     best-effort basis.
+//   - Liveness with slow clients. A waiter that gives up leaves the queue and
+//     gives back a permit a release may have handed it meanwhile; if it
+//     cannot confirm that (its client keeps failing), the Semaphore retries
+//     in the background until it succeeds or the timeout has passed. A
+//     waiter that is late (its place expired between its attempt and its
+//     blocking wait) is skipped by a release, which wakes it: it tries
+//     again at once.
+//   - A key of the wrong type (a holders key that is a STRING, a seq that
+//     is not an integer...) gives a *ria.KeyError naming the key and its
+//     role (errors.Is ria.ErrWrongType or ria.ErrCorrupt), and the script
+//     changes nothing: every key a script relies on is checked before its
+//     first write.
+//
+// # Lost replies
+//
+// go-redis re-sends a command whose reply was lost or timed out
+// (MaxRetries). Every call of this package answers truly when that happens:
+//
+//   - TryAcquire and Acquire: the permit ID is chosen by the caller, and an
+//     ID that already holds a live permit keeps it, so a re-sent attempt
+//     that had taken a permit answers "acquired" with its Seq and never
+//     takes a second one. A re-sent attempt that queued the caller keeps its
+//     single place (the waiters hash is keyed by ID).
+//   - Release: a successful release records the call's nonce under
+//     semaphore:{name}:released:<ID> for the client's retry window; a
+//     re-send that finds the permit gone answers "released" from the
+//     record, not [ErrNotHeld].
+//   - Refresh is naturally idempotent (it moves the deadline again); the
+//     leave of a waiter that gives up is too.
+//
+// An error that wraps [ErrNoPermit] or [ErrNotHeld] always means that the
+// call holds (or released) nothing. When every re-send fails, the error
+// wraps ria.ErrOutcomeUnknown instead: the call may or may not have taken
+// effect. For an acquisition or a release in doubt, the Semaphore then
+// gives the permit back in the background, retrying with backoff (10 ms up
+// to 1 s) until Redis answers or the timeout has passed; [WithLogger] says
+// where it logs the give-backs it could not complete. The give-back runs on
+// the Semaphore's own client: if that client keeps timing out for the whole
+// timeout, the give-back fails too and the permit lapses at its deadline,
+// as a crashed holder's would (until then the server counts it, so the
+// callers may see fewer permits than limit).
 //
 // # Limits
 //
@@ -57,7 +94,7 @@
 //   - Semaphores of one name should agree on limit and timeout: a hand-over
 //     gives the waiter the releaser's timeout.
 //   - Each blocked [Semaphore.Acquire] holds one connection of the client's
-//     pool while it waits (BLPOP); size the pool for the waiters you expect.
+//     pool while it waits; size the pool for the waiters you expect.
 //   - The seq counter has no TTL: it stays, one small key per name.
 //   - A failover that loses recent writes (asynchronous replication) can lose
 //     permits, letting more than limit holders in; this package does not use
@@ -67,30 +104,48 @@
 //
 // With the default prefix "semaphore:", a semaphore called name uses:
 //
-//	semaphore:{name}:holders    ZSET    permit ID -> deadline (server Unix ms); TTL >= timeout
-//	semaphore:{name}:seq        STRING  last Seq minted; no TTL
-//	semaphore:{name}:queue      LIST    IDs of waiting acquirers, oldest first
-//	semaphore:{name}:waiters    HASH    waiting ID -> place expiry (server Unix ms)
-//	semaphore:{name}:grant:<ID> LIST    Seq of the permit handed to waiter ID; TTL timeout
+//	semaphore:{name}:holders       ZSET    permit ID -> deadline (server Unix ms); TTL >= timeout
+//	semaphore:{name}:seq           STRING  last Seq minted; no TTL
+//	semaphore:{name}:queue         LIST    IDs of waiting acquirers, oldest first
+//	semaphore:{name}:waiters       HASH    waiting ID -> place expiry (server Unix ms)
+//	semaphore:{name}:grant:<ID>    LIST    Seq of the permit handed to waiter ID (or an
+//	                                       empty wake); TTL timeout
+//	semaphore:{name}:released:<ID> STRING  nonce of the Release call that released
+//	                                       permit ID; TTL the client's retry window
 //
 // The queue and waiters keys expire with the longest waiter's place. The
-// release script builds grant keys from the declared prefix key and the
-// popped ID (they cannot be declared before the pop); the hash tag keeps
-// them in the semaphore's slot.
+// release script builds grant keys from the declared prefix key and the ID
+// it reads from the queue (they cannot be declared before that read); the
+// hash tag keeps them in the semaphore's slot.
 //
 // # Round trips
 //
 // Once the server has cached the scripts, [Semaphore.TryAcquire],
 // [Permit.Refresh], [Permit.Release] and [Semaphore.Holders] take one round
-// trip each; the first call of each per server may take two (EVALSHA answered
-// by NOSCRIPT, then EVAL). [Semaphore.Acquire] takes one when a permit is
-// free; a waiter pays 1 to queue, 1 per blocking wait (one when a release
-// hands it a permit; one more per holder deadline passed or per 30 s), and
-// 1 to leave the queue if it gives up.
+// trip each; the first call of each per server may take two (EVALSHA
+// answered by NOSCRIPT, then EVAL). [Semaphore.Acquire] takes one when a
+// permit is free.
+//
+// A contended Acquire costs 2 round trips in all: 1 for "queue and block"
+// (its attempt and its blocking BLPOP of the grant list sent in one
+// pipeline) and the holder's Release, which hands it the permit; then its
+// own Release. A Semaphore remembers that its last attempt found it full
+// and pipelines from the first attempt; one that has not seen it full pays
+// a plain attempt and a plain blocking wait (BLMOVE), 2 round trips, and
+// pipelines from then on. The pipelined BLPOP waits at most 1 s (its
+// timeout is chosen before the attempt tells when the earliest deadline
+// falls, and must fit in the client's ReadTimeout, which go-redis does not
+// lengthen inside a pipeline): a longer wait goes on with one plain
+// blocking wait until the earliest holder's deadline (or a release hands a
+// permit over), one more per deadline passed or per 30 s. A waiter that
+// gives up pays 1 to leave the queue. With a ReadTimeout under about 260 ms
+// there is no room for a blocking read in a pipeline, and every wait is
+// plain.
 //
 // # Redis Cluster
 //
 // All keys of a semaphore share the {name} hash tag, so they live in one slot
 // and each script runs on one node; different names spread over the cluster.
-// Nothing here can cause a CROSSSLOT error.
+// Nothing here can cause a CROSSSLOT error. Works unchanged with
+// *redis.Client, *redis.ClusterClient and *redis.Ring.
 package semaphore

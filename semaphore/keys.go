@@ -21,20 +21,32 @@ func queueKey(ks keys.Space, name string) string { return ks.Key(name, "queue") 
 func waitersKey(ks keys.Space, name string) string { return ks.Key(name, "waiters") }
 
 // grantPrefix is the prefix of the grant lists; grantPrefix+ID is a LIST
-// where a release pushes the seq of the permit it hands to that waiter.
+// where a release pushes the seq of the permit it hands to that waiter (or
+// an empty value to wake it), and where a pipelined attempt that takes a
+// permit pushes its seq; TTL: the timeout.
 func grantPrefix(ks keys.Space, name string) string { return ks.Key(name, "grant:") }
+
+// recordPrefix is the prefix of the release records; recordPrefix+ID is a
+// STRING holding the nonce of the Release call that released permit ID,
+// for the client's retry window: a re-send of that call answers
+// "released" from it.
+func recordPrefix(ks keys.Space, name string) string { return ks.Key(name, "released:") }
 
 // keySet holds the keys of one semaphore, built once by [New].
 type keySet struct {
-	holders, seq, queue, waiters, grant string
+	holders, seq, queue, waiters, grant, released string
 }
+
+// record is the release record of permit id.
+func (k keySet) record(id string) string { return k.released + id }
 
 func newKeySet(ks keys.Space, name string) keySet {
 	return keySet{
-		holders: holdersKey(ks, name),
-		seq:     seqKey(ks, name),
-		queue:   queueKey(ks, name),
-		waiters: waitersKey(ks, name),
-		grant:   grantPrefix(ks, name),
+		holders:  holdersKey(ks, name),
+		seq:      seqKey(ks, name),
+		queue:    queueKey(ks, name),
+		waiters:  waitersKey(ks, name),
+		grant:    grantPrefix(ks, name),
+		released: recordPrefix(ks, name),
 	}
 }

@@ -5,22 +5,34 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/ria-go/ria"
 	"github.com/ria-go/ria/internal/keys"
 	"github.com/ria-go/ria/internal/script"
 	"github.com/ria-go/ria/internal/wait"
 )
 
-// Client is the subset of go-redis this package uses: scripts, plus the
-// blocking pop that [Semaphore.Acquire] waits on.
+// Client is the subset of go-redis this package uses: scripts, the
+// blocking move a waiter blocks on, and pipelines (a contended waiter sends
+// its attempt and its blocking pop in one).
 type Client interface {
-	redis.Scripter
-	wait.Client
+	Eval(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd
+	EvalSha(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd
+	EvalRO(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd
+	EvalShaRO(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd
+	ScriptExists(ctx context.Context, hashes ...string) *redis.BoolSliceCmd
+	ScriptLoad(ctx context.Context, script string) *redis.StringCmd
+	BLMove(ctx context.Context, source, destination, srcpos, destpos string, timeout time.Duration) *redis.StringCmd
+	Do(ctx context.Context, args ...any) *redis.Cmd
+	Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
 }
 
 var (
@@ -32,7 +44,9 @@ var (
 var (
 	// ErrNoPermit means that no permit was available: the semaphore was
 	// full for a [Semaphore.TryAcquire], or stayed full for the whole wait of
-	// a [Semaphore.Acquire].
+	// a [Semaphore.Acquire] (joined with the cause when Redis kept failing
+	// until then). Either way the call holds nothing: an error that wraps
+	// ErrNoPermit is never returned for a permit the call took.
 	ErrNoPermit = errors.New("semaphore: no permit available")
 	// ErrNotHeld means that the permit is no longer held: it timed out or
 	// was released already.
@@ -55,20 +69,27 @@ var (
 	holdersScript = script.New("semaphore holders", holdersLua)
 )
 
-// abandonTimeout bounds the best-effort release of a permit whose acquire
-// reply was lost (see [Semaphore.Acquire]).
-const abandonTimeout = time.Second
+// placeSlack is how long a waiter's place outlives the wait it was kept
+// for: the time a waiter may take between its attempt and its blocking
+// wait before a release skips it (and wakes it).
+const placeSlack = 2 * time.Second
 
 // Option configures a [Semaphore].
 type Option func(*options)
 
 type options struct {
 	prefix string
+	log    *slog.Logger
 }
 
 // WithPrefix sets the key prefix. Default: "semaphore:". It must not
 // contain '{' or '}', which would break the keys' Cluster hash tag.
 func WithPrefix(p string) Option { return func(o *options) { o.prefix = p } }
+
+// WithLogger sets where the Semaphore logs the give-backs it could not
+// complete in the background (see the package doc, "Lost replies").
+// Default: slog.Default().
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
 
 // AcquireOption configures one [Semaphore.Acquire].
 type AcquireOption func(*acquireOptions)
@@ -78,10 +99,11 @@ type acquireOptions struct {
 	waitSet bool
 }
 
-// WithWait makes [Semaphore.Acquire] give up after d, measured from the
-// call, with an error that is [ErrNoPermit]. A d of zero or less makes one
-// attempt, like [Semaphore.TryAcquire]. Without WithWait, Acquire waits
-// until a permit is free or ctx ends.
+// WithWait bounds how long [Semaphore.Acquire] waits for a permit: it gives
+// up after d, measured from the call, with [ErrNoPermit]. WithWait(0) makes
+// a single attempt, as [Semaphore.TryAcquire] does. A negative d is an
+// error. Without WithWait, Acquire waits until a permit is free or ctx
+// ends.
 func WithWait(d time.Duration) AcquireOption {
 	return func(o *acquireOptions) { o.wait, o.waitSet = d, true }
 }
@@ -96,6 +118,15 @@ type Semaphore struct {
 	limit   int
 	timeout int64 // milliseconds
 	keys    keySet
+	log     *slog.Logger
+
+	// hot says that the last attempt found the semaphore full: Acquire then
+	// pipelines its first attempt with its blocking wait. A hint only.
+	hot   atomic.Bool
+	slack time.Duration // placeSlack; tests shorten it
+	bg    sync.WaitGroup
+	// hook, if set (tests), is called at points of an Acquire.
+	hook func(event string)
 }
 
 // New returns the semaphore called name, of which at most limit permits can
@@ -104,9 +135,10 @@ type Semaphore struct {
 // shares the same permits, whatever client or process holds it; they should
 // agree on limit and timeout.
 //
-// New returns an error naming the bad argument if name is empty or starts
-// with '}', limit is less than 1, timeout is less than a millisecond or the
-// prefix holds '{' or '}'. It panics if rdb is nil. Nothing reaches Redis.
+// New returns an error naming the bad argument if name is empty or holds
+// '{' or '}', limit is less than 1, timeout is less than a millisecond or
+// the prefix holds '{' or '}'. It panics if rdb is nil. Nothing reaches
+// Redis.
 func New(rdb Client, name string, limit int, timeout time.Duration, opts ...Option) (*Semaphore, error) {
 	if rdb == nil {
 		panic("semaphore: New with a nil client")
@@ -127,42 +159,51 @@ func New(rdb Client, name string, limit int, timeout time.Duration, opts ...Opti
 	if err := keys.CheckPrefix(o.prefix); err != nil {
 		return nil, fmt.Errorf("semaphore: new %q: %w", name, err)
 	}
+	if o.log == nil {
+		o.log = slog.Default()
+	}
 	return &Semaphore{
 		rdb:     rdb,
 		name:    name,
 		limit:   limit,
 		timeout: timeout.Milliseconds(),
 		keys:    newKeySet(keys.New(o.prefix), name),
+		log:     o.log,
+		slack:   placeSlack,
 	}, nil
 }
 
 // TryAcquire takes a permit if one is free, in one round trip. It returns
 // [ErrNoPermit] if the semaphore is full, and an error that is both
-// [ErrNoPermit] and ctx.Err() if ctx ended. If the reply is lost, it
-// releases the permit the server may have granted, as [Semaphore.Acquire]
-// does.
+// [ErrNoPermit] and ctx.Err() if ctx had ended.
+//
+// A re-send of its script after a lost reply recognises the permit it took
+// and answers with it. If every re-send fails too, the error wraps
+// ria.ErrOutcomeUnknown (never ErrNoPermit), and the Semaphore gives back
+// the permit the script may have taken, in the background, until it
+// succeeds or the permit's timeout has passed.
 func (s *Semaphore) TryAcquire(ctx context.Context) (*Permit, error) {
 	if ctx.Err() != nil {
 		return nil, s.noPermit(ctx, nil)
 	}
-	id := uuid.NewString()
-	seq, ok, _, err := s.attempt(ctx, id, 0, false)
+	p := &Permit{s: s, id: uuid.NewString()}
+	ok, _, err := p.attempt(ctx, 0, false)
 	switch {
-	case err != nil:
-		s.abandon(ctx, id, false)
-		if ctx.Err() != nil {
-			return nil, s.noPermit(ctx, err)
-		}
+	case err != nil && isReply(err):
 		return nil, fmt.Errorf("semaphore: acquire %q: %w", s.name, err)
+	case err != nil:
+		s.giveBack(p)
+		return nil, fmt.Errorf("semaphore: acquire %q: %w", s.name, script.Unknown(err))
 	case !ok:
+		s.hot.Store(true)
 		return nil, s.noPermit(ctx, nil)
 	}
-	return &Permit{s: s, id: id, seq: seq}, nil
+	return p, nil
 }
 
 // noPermit is the error of an acquisition that ended without a permit: it
 // is [ErrNoPermit], err (the last error, if any) and ctx.Err() (if ctx
-// ended).
+// ended), each once.
 func (s *Semaphore) noPermit(ctx context.Context, err error) error {
 	errs := []error{ErrNoPermit, err}
 	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
@@ -174,41 +215,69 @@ func (s *Semaphore) noPermit(ctx context.Context, err error) error {
 // Acquire takes a permit, waiting until one is free, ctx ends or the
 // [WithWait] duration passes. Waiters queue first come first served and do
 // not poll: a release hands its permit directly to the first live waiter,
-// which was blocked (BLPOP) on a list of its own. A holder that never
-// releases (it crashed) frees its permit at its deadline, when the waiters
-// blocked until then try again. Transient Redis errors (network, server
-// loading or restarting) are retried with backoff.
+// which was blocked on a list of its own. A holder that never releases (it
+// crashed) frees its permit at its deadline, when the waiters blocked until
+// then try again. Transient Redis errors (network, server loading or
+// restarting) are retried with backoff.
 //
 // When the wait ends without a permit, the error is [ErrNoPermit], joined
 // with ctx.Err() if ctx ended (and with the last Redis error if one cut the
-// wait short). Other Redis errors are returned as they are. A waiter that
-// gives up leaves the queue, and gives back a permit it may have been
-// handed or granted by an attempt whose reply was lost, on a context
-// detached from ctx and bounded by a short timeout, so that no permit leaks.
+// wait short). A waiter that gives up leaves the queue, and gives back a
+// permit it may have been handed meanwhile; if it cannot confirm that
+// (Redis kept failing), the error wraps ria.ErrOutcomeUnknown instead of
+// ErrNoPermit and the Semaphore gives the permit back in the background. A
+// key of the wrong type gives a *ria.KeyError; other Redis errors are
+// returned as they are.
 func (s *Semaphore) Acquire(ctx context.Context, opts ...AcquireOption) (*Permit, error) {
 	var o acquireOptions
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if o.waitSet && o.wait <= 0 {
+	switch {
+	case o.waitSet && o.wait < 0:
+		return nil, fmt.Errorf("semaphore: acquire %q: wait %v: must not be negative", s.name, o.wait)
+	case o.waitSet && o.wait == 0:
 		return s.TryAcquire(ctx)
 	}
 	if ctx.Err() != nil {
 		return nil, s.noPermit(ctx, nil)
 	}
+	return s.acquire(ctx, &Permit{s: s, id: uuid.NewString()}, o)
+}
+
+// acquire is Acquire's wait for permit p.
+func (s *Semaphore) acquire(ctx context.Context, p *Permit, o acquireOptions) (*Permit, error) {
 	var deadline time.Time // the caller's wait budget: the only client clock used
 	if o.waitSet {
 		deadline = time.Now().Add(o.wait)
 	}
-	p := &Permit{s: s, id: uuid.NewString()}
 	ok, err := wait.Queue(ctx, s.rdb, deadline, wait.Turn{
-		GrantKey: s.keys.grant + p.id,
-		Attempt: func(ctx context.Context, left time.Duration, queued bool) (bool, time.Duration, error) {
-			seq, ok, retry, err := s.attempt(ctx, p.id, left, queued)
-			p.seq = seq
+		GrantKey:  s.keys.grant + p.id,
+		GrantRole: "semaphore grant",
+		Lease:     time.Duration(s.timeout) * time.Millisecond,
+		Hot:       s.hot.Load(),
+		Attempt: func(ctx context.Context, left time.Duration) (bool, time.Duration, error) {
+			s.event("attempt")
+			ok, retry, err := p.attempt(ctx, left, false)
+			if err == nil && !ok {
+				s.hot.Store(true)
+				s.event("queued")
+			}
 			return ok, retry, err
 		},
-		Granted: func(val string, _ time.Time) error {
+		AttemptIn: func(ctx context.Context, pl redis.Pipeliner, left time.Duration) func() (bool, time.Duration, error) {
+			s.event("attempt")
+			read := p.attemptIn(ctx, pl, left)
+			return func() (bool, time.Duration, error) {
+				ok, retry, err := read()
+				if err == nil {
+					s.hot.Store(!ok)
+				}
+				return ok, retry, err
+			}
+		},
+		Granted: func(val string, _ time.Time, kept bool) error {
+			p.kept = p.kept || kept
 			seq, err := strconv.ParseInt(val, 10, 64)
 			if err != nil {
 				return fmt.Errorf("semaphore: acquire %q: malformed grant %q: %w", s.name, val, err)
@@ -216,63 +285,152 @@ func (s *Semaphore) Acquire(ctx context.Context, opts ...AcquireOption) (*Permit
 			p.seq = seq
 			return nil
 		},
-		Leave: func(ctx context.Context) { s.abandon(ctx, p.id, true) },
+		Leave: func(ctx context.Context) error {
+			s.event("leave")
+			_, err := s.release(ctx, p.id, true, true, "")
+			return err
+		},
+		GiveBack: func() { s.giveBack(p) },
 	})
-	if ok {
+	switch {
+	case ok:
 		return p, nil
-	}
-	// Queue returns no error when the wait ran out, and a transient one only
-	// when the wait would run out during its backoff.
-	if err == nil || ctx.Err() != nil || wait.Transient(err) {
+	case errors.Is(err, ria.ErrOutcomeUnknown):
+		return nil, fmt.Errorf("semaphore: acquire %q: %w", s.name, err)
+	case err == nil || ctx.Err() != nil || wait.Transient(err):
+		// Queue returns no error when the wait ran out, and a transient one
+		// only when the wait would run out during its backoff.
 		return nil, s.noPermit(ctx, err)
 	}
 	return nil, fmt.Errorf("semaphore: acquire %q: %w", s.name, err)
 }
 
-// attempt runs the acquire script once for permit id. With left > 0 a
-// failed attempt queues the caller; queued says an earlier attempt may have
-// queued it. It returns the permit's sequence number, or retry, the time
-// until the earliest holder's deadline.
-func (s *Semaphore) attempt(ctx context.Context, id string, left time.Duration, queued bool) (seq int64, ok bool, retry time.Duration, err error) {
+func (s *Semaphore) event(e string) {
+	if s.hook != nil {
+		s.hook(e)
+	}
+}
+
+func (p *Permit) acquireKeys() []string {
+	k := p.s.keys
+	return []string{k.holders, k.seq, k.queue, k.waiters, k.grant + p.id}
+}
+
+// attemptArgs are the acquire script's arguments; left > 0 queues the
+// caller, and any attempt of a waiting Acquire may find it queued.
+func (p *Permit) attemptArgs(left time.Duration, wake bool) []any {
 	leftMS := int64(0)
 	if left > 0 {
 		leftMS = int64((left + time.Millisecond - 1) / time.Millisecond)
 	}
-	q := "0"
-	if queued {
-		q = "1"
+	s := p.s
+	return []any{p.id, s.limit, s.timeout, leftMS, flag(left > 0), flag(wake), s.slack.Milliseconds()}
+}
+
+// attempt runs the acquire script once for p. With left > 0 a failed
+// attempt queues the caller. It records the permit's sequence number, or
+// returns retry, the time until the earliest holder's deadline.
+func (p *Permit) attempt(ctx context.Context, left time.Duration, wake bool) (ok bool, retry time.Duration, err error) {
+	r, err := acquireScript.Int64s(ctx, p.s.rdb, p.acquireKeys(), p.attemptArgs(left, wake)...)
+	if err != nil {
+		return false, 0, err
 	}
-	r, err := acquireScript.Int64s(ctx, s.rdb,
-		[]string{s.keys.holders, s.keys.seq, s.keys.queue, s.keys.waiters, s.keys.grant + id},
-		id, s.limit, s.timeout, leftMS, q)
+	return p.attempted(r)
+}
+
+// attemptIn queues the acquire script on pl in wake mode.
+func (p *Permit) attemptIn(ctx context.Context, pl redis.Pipeliner, left time.Duration) func() (bool, time.Duration, error) {
+	read := wait.ScriptIn(ctx, pl, func(ctx context.Context, c redis.Scripter) (any, error) {
+		return acquireScript.Run(ctx, c, p.acquireKeys(), p.attemptArgs(left, true)...)
+	})
+	return func() (bool, time.Duration, error) {
+		v, err := read()
+		if err != nil {
+			return false, 0, err
+		}
+		r, err := acquireScript.AsInt64s(v)
+		if err != nil {
+			return false, 0, err
+		}
+		return p.attempted(r)
+	}
+}
+
+func (p *Permit) attempted(r []int64) (bool, time.Duration, error) {
 	switch {
-	case err != nil:
-		return 0, false, 0, err
 	case len(r) != 2:
-		return 0, false, 0, fmt.Errorf("script %s: want 2 integers, got %d", acquireScript.Name(), len(r))
+		return false, 0, fmt.Errorf("script %s: want 2 integers, got %d", acquireScript.Name(), len(r))
 	case r[0] == 1:
-		return r[1], true, 0, nil
+		p.seq = r[1]
+		return true, 0, nil
 	}
-	return 0, false, time.Duration(r[1]) * time.Millisecond, nil
+	return false, time.Duration(r[1]) * time.Millisecond, nil
 }
 
-// abandon releases permit id, which a lost reply or a hand-over may have
-// granted, and with leaving also takes it out of the queue, without
-// reporting errors: the permit lapses at its deadline anyway.
-func (s *Semaphore) abandon(ctx context.Context, id string, leaving bool) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abandonTimeout)
-	defer cancel()
-	_, _ = s.release(ctx, id, leaving)
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
 }
 
-func (s *Semaphore) release(ctx context.Context, id string, leaving bool) (bool, error) {
-	l := "0"
-	if leaving {
-		l = "1"
+// giveBack releases p in the background: it retries with backoff until the release is answered, or the
+// semaphore's timeout has passed since (the permit, if it was ever held,
+// has lapsed), or the release meets an error that retrying cannot mend. It
+// logs when it could not complete.
+func (s *Semaphore) giveBack(p *Permit) {
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		until := time.Now().Add(time.Duration(s.timeout) * time.Millisecond)
+		var backoff time.Duration
+		for {
+			ctx, cancel := context.WithDeadline(context.Background(), until)
+			_, err := s.release(ctx, p.id, true, true, "")
+			cancel()
+			if err == nil || isReply(err) && !wait.Transient(err) {
+				if err != nil {
+					s.log.Warn("semaphore: could not give back a permit whose acquisition outcome was unknown; it lapses at its timeout",
+						"semaphore", s.name, "err", err)
+				}
+				return
+			}
+			backoff = min(max(2*backoff, 10*time.Millisecond), time.Second)
+			d := wait.Jitter(backoff)
+			if time.Until(until) < d {
+				s.log.Warn("semaphore: could not give back a permit whose acquisition outcome was unknown; it lapses at its timeout",
+					"semaphore", s.name, "timeout", time.Duration(s.timeout)*time.Millisecond, "err", err)
+				return
+			}
+			time.Sleep(d)
+		}
+	}()
+}
+
+// isReply reports whether err is the server's answer: an error reply, or a
+// *ria.KeyError from a script's checks.
+func isReply(err error) bool {
+	var rerr redis.Error
+	var kerr *ria.KeyError
+	return errors.As(err, &rerr) || errors.As(err, &kerr)
+}
+
+// release runs the release script for permit id: leaving also takes it out
+// of the queue, clear deletes its grant list; a non-empty nonce records a
+// successful release for the client's retry window (bounded by ctx's
+// deadline).
+func (s *Semaphore) release(ctx context.Context, id string, leaving, clear bool, nonce string) (bool, error) {
+	var recordMs int64
+	if nonce != "" {
+		w := script.ReplayWindow(s.rdb)
+		if dl, ok := ctx.Deadline(); ok && w > 0 {
+			w = min(w, time.Until(dl)+time.Second)
+		}
+		recordMs = max(w.Milliseconds(), 0)
 	}
 	n, err := releaseScript.Int64(ctx, s.rdb,
-		[]string{s.keys.holders, s.keys.seq, s.keys.queue, s.keys.waiters, s.keys.grant, s.keys.grant + id},
-		id, s.timeout, l)
+		[]string{s.keys.holders, s.keys.seq, s.keys.queue, s.keys.waiters, s.keys.grant, s.keys.grant + id, s.keys.record(id)},
+		id, s.timeout, flag(leaving), flag(clear), nonce, recordMs, s.slack.Milliseconds())
 	return n == 1, err
 }
 
@@ -291,6 +449,9 @@ type Permit struct {
 	s   *Semaphore
 	id  string
 	seq int64
+	// kept: handed over by a plain wait, which left the seq on the grant
+	// list (Release deletes it).
+	kept bool
 }
 
 // ID returns the permit's random identifier, its member in the holders set.
@@ -304,12 +465,14 @@ func (p *Permit) Seq() int64 { return p.seq }
 // Refresh extends the permit's deadline to the server's now plus the
 // semaphore's timeout, in one round trip. It returns [ErrNotHeld] if the
 // permit had already timed out or been released; a timed-out permit is then
-// removed, and the caller must stop the work it guarded.
+// removed, and the caller must stop the work it guarded. A re-send after a
+// lost reply refreshes again and answers the same; if every re-send fails,
+// the error wraps ria.ErrOutcomeUnknown.
 func (p *Permit) Refresh(ctx context.Context) error {
 	n, err := refreshScript.Int64(ctx, p.s.rdb, []string{p.s.keys.holders}, p.id, p.s.timeout)
 	switch {
 	case err != nil:
-		return fmt.Errorf("semaphore: refresh %q: %w", p.s.name, err)
+		return fmt.Errorf("semaphore: refresh %q: %w", p.s.name, script.Unknown(err))
 	case n == 0:
 		return fmt.Errorf("semaphore: refresh %q: %w", p.s.name, ErrNotHeld)
 	}
@@ -317,13 +480,22 @@ func (p *Permit) Refresh(ctx context.Context) error {
 }
 
 // Release gives the permit back, in one round trip, handing it to the first
-// waiting [Semaphore.Acquire] if any. It returns [ErrNotHeld] if the permit had
-// already timed out or been released.
+// waiting [Semaphore.Acquire] if any. It returns [ErrNotHeld] if the permit
+// had already timed out or been released.
+//
+// A re-send of the release after a lost reply answers as the first run
+// did: a successful release leaves a record of the call for the client's
+// retry window. If every re-send fails too, the error wraps
+// ria.ErrOutcomeUnknown, and the Semaphore retries the release in the
+// background until it is answered or the timeout has passed.
 func (p *Permit) Release(ctx context.Context) error {
-	held, err := p.s.release(ctx, p.id, false)
+	held, err := p.s.release(ctx, p.id, false, p.kept, script.Nonce())
 	switch {
-	case err != nil:
+	case err != nil && isReply(err):
 		return fmt.Errorf("semaphore: release %q: %w", p.s.name, err)
+	case err != nil:
+		p.s.giveBack(p)
+		return fmt.Errorf("semaphore: release %q: %w", p.s.name, script.Unknown(err))
 	case !held:
 		return fmt.Errorf("semaphore: release %q: %w", p.s.name, ErrNotHeld)
 	}

@@ -14,7 +14,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ria-go/ria"
 	"github.com/ria-go/ria/internal/redistest"
+	"github.com/ria-go/ria/internal/script"
 	"github.com/ria-go/ria/semaphore"
 )
 
@@ -211,8 +213,19 @@ func TestSemaphore_keys(t *testing.T) {
 		r := receive(t, ch)
 		require.NoError(t, r.err)
 		assert.Greater(t, r.p.Seq(), p.Seq())
-		assert.Zero(t, b.Client.Exists(ctx, key(b, "sem", "queue"), key(b, "sem", "waiters"),
-			key(b, "sem", "grant:"+r.p.ID())).Val(), "queue, place and grant consumed")
+		assert.Zero(t, b.Client.Exists(ctx, key(b, "sem", "queue"), key(b, "sem", "waiters")).Val(), "queue and place consumed")
+		require.NoError(t, r.p.Release(ctx))
+		assert.Zero(t, b.Client.Exists(ctx, key(b, "sem", "grant:"+r.p.ID())).Val(), "the grant deleted by the release")
+
+		// A release leaves a record of the call, for the client's retry
+		// window, so that a re-send after a lost reply answers "released".
+		for _, id := range []string{p.ID(), r.p.ID()} {
+			rec := key(b, "sem", "released:"+id)
+			assert.Equal(t, "string", b.Client.Type(ctx, rec).Val())
+			ttl := b.Client.PTTL(ctx, rec).Val()
+			assert.Greater(t, ttl, time.Duration(0))
+			assert.LessOrEqual(t, ttl, script.ReplayWindow(b.Client))
+		}
 	})
 }
 
@@ -294,8 +307,14 @@ func TestSemaphore_Acquire_waitRunsOut(t *testing.T) {
 		assert.GreaterOrEqual(t, elapsed, 200*time.Millisecond)
 		assert.Less(t, elapsed, 2*time.Second)
 
-		_, err = s.Acquire(ctx, semaphore.WithWait(0))
+		var rt int64
+		rt, _ = b.Count.Delta(func() { _, err = s.Acquire(ctx, semaphore.WithWait(0)) })
 		assert.ErrorIs(t, err, semaphore.ErrNoPermit, "WithWait(0) tries once")
+		assert.Equal(t, int64(1), rt, "one attempt")
+		assert.Zero(t, b.Client.Exists(ctx, key(b, "sem", "queue")).Val(), "not queued")
+
+		_, err = s.Acquire(ctx, semaphore.WithWait(-time.Second))
+		assert.EqualError(t, err, `semaphore: acquire "sem": wait -1s: must not be negative`)
 	})
 }
 
@@ -514,11 +533,14 @@ func TestSemaphore_lostReply(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, int64(0), n)
 
-		// TryAcquire gives back the permit the server granted.
+		// TryAcquire says the outcome is unknown and gives back the permit
+		// the server granted, in the background.
 		h.Arm()
 		_, err = s.TryAcquire(ctx)
 		assert.ErrorIs(t, err, redistest.ErrReplyLost)
+		assert.ErrorIs(t, err, ria.ErrOutcomeUnknown)
 		assert.NotErrorIs(t, err, semaphore.ErrNoPermit)
+		s.WaitGiveBacksForTest()
 		n, err = s.Holders(ctx)
 		require.NoError(t, err)
 		assert.Equal(t, int64(0), n, "the ungranted permit was released")
@@ -559,11 +581,56 @@ func TestSemaphore_roundTrips(t *testing.T) {
 			{"Refresh", func() { require.NoError(t, p.Refresh(ctx)) }},
 			{"Holders", func() { _, err = s.Holders(ctx); require.NoError(t, err) }},
 			{"Release", func() { require.NoError(t, p.Release(ctx)) }},
-			{"Acquire free", func() { p, err = s.Acquire(ctx); require.NoError(t, err) }},
+			{"Acquire free", func() { s.SetHotForTest(false); p, err = s.Acquire(ctx); require.NoError(t, err) }},
+			{"Release after Acquire", func() { require.NoError(t, p.Release(ctx)) }},
 		} {
 			rt, cmds := b.Count.Delta(c.fn)
 			assert.Equal(t, int64(1), rt, c.op+" round trips")
 			assert.Equal(t, int64(1), cmds, c.op+" commands")
+		}
+	})
+}
+
+// A contended acquisition: one round trip for "queue and block" once the
+// Semaphore has seen it full; a cold Semaphore pays a plain attempt and a
+// plain wait. The hand-over is the holder's release.
+func TestSemaphore_roundTrips_contended(t *testing.T) {
+	run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		holderSem := newSem(t, b, b.Client, "sem", 1, time.Minute)
+		c2, count := b.NewClient()
+		s := newSem(t, b, c2, "sem", 1, time.Minute)
+		warm, err := s.TryAcquire(ctx) // load the scripts
+		require.NoError(t, err)
+		require.NoError(t, warm.Release(ctx))
+		for _, hot := range []bool{true, false} {
+			held, err := holderSem.TryAcquire(ctx)
+			require.NoError(t, err)
+			s.SetHotForTest(hot)
+			type res struct {
+				p        *semaphore.Permit
+				err      error
+				rt, cmds int64
+			}
+			done := make(chan res, 1)
+			go func() {
+				var r res
+				r.rt, r.cmds = count.Delta(func() { r.p, r.err = s.Acquire(ctx, semaphore.WithWait(20*time.Second)) })
+				done <- r
+			}()
+			waitUntilWaiting(t, b, "sem")
+			require.NoError(t, held.Release(ctx))
+			r := <-done
+			require.NoError(t, r.err)
+			if hot {
+				assert.Equal(t, int64(1), r.rt, "queue and block in one round trip")
+				assert.Equal(t, int64(2), r.cmds, "EVALSHA and BLPOP")
+			} else {
+				assert.Equal(t, int64(2), r.rt, "a plain attempt, then a plain wait")
+				assert.True(t, s.HotForTest(), "it has seen the semaphore full")
+			}
+			rt, _ := count.Delta(func() { require.NoError(t, r.p.Release(ctx)) })
+			assert.Equal(t, int64(1), rt, "release")
 		}
 	})
 }

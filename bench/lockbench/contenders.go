@@ -39,6 +39,9 @@ type counters struct {
 	failed     atomic.Int64 // failed attempts, where the library lets us see them
 	errors     atomic.Int64 // calls that returned an error (not a failed attempt)
 	violations atomic.Int64 // a goroutine entered the critical section while another was in it
+	// holdNs and holds add up the work actually done under the lock (a
+	// sleep of the scenario's hold time lasts longer on a busy machine).
+	holdNs, holds atomic.Int64
 }
 
 // contender is one library in one configuration.
@@ -48,9 +51,32 @@ type contender struct {
 	// counts them; if not, ops/s counts successful acquisitions.
 	attempts bool
 	// note explains the configuration in the output.
-	note       string
+	note string
+	// limit marks the physical limit's row: no lock, so neither mutual
+	// exclusion nor the scenario's work applies to it.
+	limit      bool
 	newSession func(rdb *redis.Client, prefix, name string, cnt *counters) session
 }
+
+// ---- the physical limit ----
+
+// pingSession is no lock: a plain go-redis PING per "acquisition", what one
+// round trip costs at the scenario's concurrency on this machine and server.
+type pingSession struct{ rdb *redis.Client }
+
+func physicalLimit() contender {
+	return contender{
+		name:  "limit",
+		limit: true,
+		note: "the physical limit: a plain go-redis PING loop at the same concurrency (goroutines, clients), " +
+			"no lock and no work; its ops/s is one round trip each",
+		newSession: func(rdb *redis.Client, _, _ string, _ *counters) session { return pingSession{rdb} },
+	}
+}
+
+func (s pingSession) lock(ctx context.Context) error { return s.rdb.Ping(ctx).Err() }
+
+func (pingSession) unlock(context.Context) error { return nil }
 
 // ---- ria ----
 

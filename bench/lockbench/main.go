@@ -4,11 +4,16 @@
 // attempts and successful acquisitions per second, the ratio of ria's
 // acquisitions per second to the contender's, round trips and server
 // commands per acquisition, errors and mutual-exclusion violations: the
-// medians of interleaved rounds. It prints ratios, not verdicts.
+// medians of interleaved rounds. Each scenario also measures, in the same
+// rounds, the physical limit (a plain go-redis PING loop at the same
+// concurrency) and prints every result as a fraction of it; the scenario
+// with work under the lock also prints the lock limit that the work's
+// measured time and one round trip allow, and each result as a fraction of
+// that. It prints ratios, not verdicts.
 //
 // Usage (from the bench module):
 //
-//	go run ./lockbench [-d 2s] [-rounds 3] [-v]
+//	go run ./lockbench [-d 2s] [-rounds 3] [-v] [-only contended]
 //
 // It starts a throwaway redis-server on a loopback port, or uses $REDIS_ADDR
 // (whose statistics it resets with CONFIG RESETSTAT).
@@ -23,12 +28,14 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/bsm/redislock"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/ria-go/ria/bench/internal/report"
 	"github.com/ria-go/ria/bench/internal/server"
@@ -93,17 +100,22 @@ func scenarios() []scenario {
 	}
 }
 
+// runs returns the contenders of sc and then the physical limit, in the
+// order of a round.
+func (sc scenario) runs() []contender { return append(slices.Clone(sc.contenders), physicalLimit()) }
+
 func main() {
 	d := flag.Duration("d", 2*time.Second, "duration of one run of one contender")
 	rounds := flag.Int("rounds", 3, "interleaved rounds per scenario; the tables show medians over them")
 	verbose := flag.Bool("v", false, "also break server commands per acquisition down by command")
+	only := flag.String("only", "", "run only the scenario of this name (uncontended, contended, contended-work)")
 	flag.Parse()
 	if *d <= 0 || *rounds < 1 {
 		fmt.Fprintln(os.Stderr, "lockbench: -d must be positive and -rounds at least 1")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, *d, *rounds, *verbose)
+	err := run(ctx, *d, *rounds, *verbose, *only)
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "lockbench:", err)
@@ -111,7 +123,7 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, d time.Duration, rounds int, verbose bool) (err error) {
+func run(ctx context.Context, d time.Duration, rounds int, verbose bool, only string) (err error) {
 	e, err := server.Open(ctx, "lockbench", 2)
 	if err != nil {
 		return err
@@ -125,11 +137,15 @@ func run(ctx context.Context, d time.Duration, rounds int, verbose bool) (err er
 		rounds, d, warm)
 
 	for _, sc := range scenarios() {
-		res, err := report.Interleave(len(sc.contenders), rounds, true, func(i, round int) (result, error) {
+		if only != "" && sc.name != only {
+			continue
+		}
+		runs := sc.runs()
+		res, err := report.Interleave(len(runs), rounds, true, func(i, round int) (result, error) {
 			if round == 0 {
-				return measure(ctx, e, sc, sc.contenders[i], "warmup", warm)
+				return measure(ctx, e, sc, runs[i], "warmup", warm)
 			}
-			return measure(ctx, e, sc, sc.contenders[i], fmt.Sprintf("r%d", round), d)
+			return measure(ctx, e, sc, runs[i], fmt.Sprintf("r%d", round), d)
 		})
 		if err != nil {
 			return err
@@ -153,6 +169,10 @@ type result struct {
 	errors     int64
 	violations int64
 	firstErr   error
+	// hold is the mean time the work under the lock actually took (0: no
+	// work); rtt, for the limit's run, the median round trip of one PING
+	// alone on one client, measured just before the run.
+	hold, rtt time.Duration
 }
 
 // measure runs contender c of scenario sc for d on e. tag tells the run's
@@ -166,6 +186,13 @@ func measure(ctx context.Context, e *server.Env, sc scenario, c contender, tag s
 	}
 	if err := e.Settle(ctx); err != nil {
 		return result{}, err
+	}
+	var rtt time.Duration
+	if c.limit {
+		var err error
+		if rtt, err = roundTrip(ctx, e.Clients[0]); err != nil {
+			return result{}, err
+		}
 	}
 
 	var (
@@ -194,11 +221,19 @@ func measure(ctx context.Context, e *server.Env, sc scenario, c contender, tag s
 					}
 					continue
 				}
+				if c.limit { // no lock: one round trip, as fast as it goes
+					cnt.acquired.Add(1)
+					per[i].Add(1)
+					continue
+				}
 				if inCS.Add(1) != 1 {
 					cnt.violations.Add(1)
 				}
 				if sc.hold > 0 {
+					t0 := time.Now()
 					time.Sleep(sc.hold) // the work the lock protects
+					cnt.holdNs.Add(int64(time.Since(t0)))
+					cnt.holds.Add(1)
 				} else {
 					runtime.Gosched() // stay in the critical section a moment
 				}
@@ -231,5 +266,24 @@ func measure(ctx context.Context, e *server.Env, sc scenario, c contender, tag s
 	wg.Wait()
 	r.Window = w
 	r.errors, r.violations, r.firstErr = cnt.errors.Load(), cnt.violations.Load(), firstErr
+	if n := cnt.holds.Load(); n > 0 {
+		r.hold = time.Duration(cnt.holdNs.Load() / n)
+	}
+	r.rtt = rtt
 	return r, e.Finish(ctx, err)
+}
+
+// roundTrip returns the median of 201 PINGs sent one after another on c:
+// one round trip with nothing else going on.
+func roundTrip(ctx context.Context, c *redis.Client) (time.Duration, error) {
+	d := make([]time.Duration, 201)
+	for i := range d {
+		t0 := time.Now()
+		if err := c.Ping(ctx).Err(); err != nil {
+			return 0, fmt.Errorf("ping: %w", err)
+		}
+		d[i] = time.Since(t0)
+	}
+	slices.Sort(d)
+	return d[len(d)/2], nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"time"
 
 	"github.com/ria-go/ria/bench/internal/report"
 	"github.com/ria-go/ria/bench/internal/server"
@@ -37,17 +38,19 @@ type summary struct {
 	errors, violations int64
 	firstErr           error
 	perCmd             map[string]float64 // server calls per acquisition by command
+	hold, rtt          time.Duration      // medians, see result
 }
 
 func summarize(c contender, rs []result) summary {
 	var s summary
-	var ops, acq, rt, srv, minPer, maxPer, n []float64
+	var ops, acq, rt, srv, minPer, maxPer, n, hold, rtt []float64
 	var calls []server.Calls
 	for _, r := range rs {
 		m := r.metrics(c.attempts)
 		ops, acq, rt, srv = append(ops, m.ops), append(acq, m.acq), append(rt, m.rtPerAcq), append(srv, m.srvPerAcq)
 		minPer, maxPer = append(minPer, float64(r.minPer)), append(maxPer, float64(r.maxPer))
 		calls, n = append(calls, r.Calls), append(n, float64(r.acquired))
+		hold, rtt = append(hold, float64(r.hold)), append(rtt, float64(r.rtt))
 		s.errors += r.errors
 		s.violations += r.violations
 		if s.firstErr == nil {
@@ -58,50 +61,84 @@ func summarize(c contender, rs []result) summary {
 	s.minAcq, s.maxAcq = slices.Min(acq), slices.Max(acq)
 	s.minPer, s.maxPer = report.Median(minPer), report.Median(maxPer)
 	s.perCmd = report.PerCommand(calls, n)
+	s.hold, s.rtt = time.Duration(report.Median(hold)), time.Duration(report.Median(rtt))
 	return s
 }
 
+// fraction formats a/b as a fraction of the limit b (1.00: the limit).
+func fraction(a, b float64) string {
+	if b == 0 {
+		return "inf"
+	}
+	return fmt.Sprintf("%.2f", a/b)
+}
+
 // printReport prints one scenario's table, its ratio lines and the contenders'
-// configurations. res[i] holds the rounds of sc.contenders[i], the first of
-// which is ria.
+// configurations. res[i] holds the rounds of sc.runs()[i]: ria first, then
+// the other contenders, then the physical limit.
 func printReport(w io.Writer, sc scenario, res [][]result, verbose bool) {
+	runs := sc.runs()
 	sums := make([]summary, len(res))
 	names, about := make([]string, len(res)), make([]string, len(res))
 	for i, rs := range res {
-		sums[i] = summarize(sc.contenders[i], rs)
-		names[i], about[i] = sc.contenders[i].name, sc.contenders[i].note
+		sums[i] = summarize(runs[i], rs)
+		names[i], about[i] = runs[i].name, runs[i].note
 	}
 	ria := sums[0]
+	limit := sums[len(sums)-1]
 
 	report.Heading(w, sc.name, sc.title)
-	head := []string{"contender", "ops/s", "acq/s", "acq/s min..max", "ria/x", "rt/acq", "srv cmds/acq", "errors"}
+	head := []string{"contender", "ops/s", "acq/s", "acq/s min..max", "ria/x", "of limit", "rt/acq", "srv cmds/acq", "errors"}
 	if sc.wait {
 		head = append(head, "violations", "acq/goroutine min..max")
 	}
 	rows := [][]string{head}
 	for i, s := range sums {
-		c := sc.contenders[i]
+		c := runs[i]
 		ops := fmt.Sprintf("%.0f", s.ops)
-		if !c.attempts {
+		if !c.attempts && !c.limit {
 			ops += "*"
+		}
+		ratio := report.Ratio(ria.acq, s.acq)
+		if c.limit {
+			ratio = "-"
 		}
 		row := []string{
 			c.name, ops, fmt.Sprintf("%.0f", s.acq),
 			fmt.Sprintf("%.0f..%.0f", s.minAcq, s.maxAcq),
-			report.Ratio(ria.acq, s.acq),
+			ratio, fraction(s.acq, limit.acq),
 			fmt.Sprintf("%.2f", s.rtPerAcq), fmt.Sprintf("%.2f", s.srvPerAcq),
 			fmt.Sprint(s.errors),
 		}
 		if sc.wait {
-			row = append(row, fmt.Sprint(s.violations), fmt.Sprintf("%.0f..%.0f", s.minPer, s.maxPer))
+			if c.limit {
+				row = append(row, "-", "-")
+			} else {
+				row = append(row, fmt.Sprint(s.violations), fmt.Sprintf("%.0f..%.0f", s.minPer, s.maxPer))
+			}
 		}
 		rows = append(rows, row)
 	}
 	report.Table(w, rows)
 
 	fmt.Fprintln(w)
-	for i, s := range sums[1:] {
+	for i, s := range sums[1 : len(sums)-1] {
 		report.RatioLine(w, sc.name, "ria", names[i+1], ria.acq, s.acq, "successful acquisitions/s")
+	}
+	for i, s := range sums[:len(sums)-1] {
+		fmt.Fprintf(w, "%s: %s reaches %s of the physical limit (acq/s vs PING/s at the same concurrency, medians: %.0f vs %.0f)\n",
+			sc.name, names[i], fraction(s.acq, limit.acq), s.acq, limit.acq)
+	}
+	if sc.wait && sc.hold > 0 && ria.hold > 0 && limit.rtt > 0 {
+		// One holder at a time: each acquisition takes the work under the
+		// lock plus, at best, one round trip to hand the lock on.
+		lockLimit := float64(time.Second) / float64(ria.hold+limit.rtt)
+		fmt.Fprintf(w, "%s: lock limit = 1 / (work under the lock %v (a %v sleep, measured) + one round trip %v (a PING alone, measured)) = %.0f acq/s\n",
+			sc.name, ria.hold.Round(time.Microsecond), sc.hold, limit.rtt.Round(time.Microsecond), lockLimit)
+		for i, s := range sums[:len(sums)-1] {
+			fmt.Fprintf(w, "%s: %s reaches %s of the lock limit (%.0f vs %.0f acq/s)\n",
+				sc.name, names[i], fraction(s.acq, lockLimit), s.acq, lockLimit)
+		}
 	}
 
 	fmt.Fprintln(w)
@@ -125,6 +162,12 @@ Columns
                  * ria's waiting Acquire does not expose its attempts: successful acquisitions/s.
   acq/s          successful acquisitions per second (min..max: over the rounds).
   ria/x          ria's acq/s divided by this contender's.
+  of limit       this row's acq/s divided by the physical limit's: a plain go-redis PING
+                 loop at the same concurrency (the "limit" row, no lock, no work), measured
+                 in the same rounds. A fraction: 1.00 is one round trip per acquisition at
+                 full concurrency. In the contended-work scenario, the lock limit line
+                 gives the bound that serialising matters more: one holder at a time, each
+                 holding for the work's measured time plus one round trip to hand on.
   rt/acq         round trips the clients sent (go-redis hook: 1 per command or pipeline;
                  a BLPOP counts 1 however long it blocks; connection set-up commands not
                  counted) per successful acquisition, its release included.

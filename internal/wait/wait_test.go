@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ria-go/ria"
 	"github.com/ria-go/ria/internal/redistest"
 	"github.com/ria-go/ria/internal/wait"
 )
@@ -295,17 +296,14 @@ func TestPop_valuePresent(t *testing.T) {
 		ctx := t.Context()
 		key := b.Prefix + "{k}:grant"
 		require.NoError(t, b.Client.RPush(ctx, key, "a", "b").Err())
-		for _, tt := range []struct {
-			d    time.Duration
-			want string
-		}{{5 * time.Second, "a"}, {500 * time.Millisecond, "b"}} {
+		for _, d := range []time.Duration{5 * time.Second, 500 * time.Millisecond} {
 			start := time.Now()
-			assert.Equal(t, popped{tt.want, true, nil}, pop(bounded(t), b.Client, key, tt.d))
-			assert.Less(t, time.Since(start), tt.d/2, "a waiting value is taken at once")
+			assert.Equal(t, popped{"a", true, nil}, pop(bounded(t), b.Client, key, d))
+			assert.Less(t, time.Since(start), d/2, "a waiting value is taken at once")
 		}
-		n, err := b.Client.Exists(ctx, key).Result()
+		got, err := b.Client.LRange(ctx, key, 0, -1).Result()
 		require.NoError(t, err)
-		assert.Equal(t, int64(0), n, "both values consumed")
+		assert.Equal(t, []string{"a", "b"}, got, "the value stays, for a re-sent BLMOVE")
 	})
 }
 
@@ -314,7 +312,9 @@ func TestPop_valueArrives(t *testing.T) {
 		key := b.Prefix + "{k}:grant"
 		for _, d := range []time.Duration{10 * time.Second, 900 * time.Millisecond} {
 			t.Run(d.String(), func(t *testing.T) {
+				require.NoError(t, b.Client.Del(t.Context(), key).Err())
 				k := newBlocker(t, b)
+				k.cmd = "blmove"
 				k.arm(t, key)
 				start := time.Now()
 				done := async(func() popped { return pop(bounded(t), k, key, d) })
@@ -371,7 +371,9 @@ func TestPop_cancelled(t *testing.T) {
 
 		for _, d := range []time.Duration{10 * time.Second, 900 * time.Millisecond} {
 			t.Run(d.String(), func(t *testing.T) {
+				require.NoError(t, b.Client.Del(t.Context(), key).Err())
 				k := newBlocker(t, b)
+				k.cmd = "blmove"
 				k.arm(t, key)
 				ctx, cancel := context.WithCancel(t.Context())
 				defer cancel()
@@ -390,13 +392,14 @@ func TestPop_cancelled(t *testing.T) {
 	})
 }
 
-// A cancelled Pop wakes its abandoned BLPOP with an empty value, so that
-// the connection is not held until the timeout, and the key it pushed to
+// A cancelled Pop wakes its BLMOVE with an empty value, so that the
+// connection is not held until the timeout, and the key it pushed to
 // expires by itself.
 func TestPop_cancelledFreesConnection(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		key := b.Prefix + "{k}:grant"
 		k := newBlocker(t, b)
+		k.cmd = "blmove"
 		k.arm(t, key)
 		ctx, cancel := context.WithCancel(t.Context())
 		done := async(func() popped { return pop(ctx, k, key, 10*time.Second) })
@@ -406,7 +409,7 @@ func TestPop_cancelledFreesConnection(t *testing.T) {
 
 		if b.Real() { // miniredis does not show blocked clients
 			require.Eventually(t, func() bool { return !k.blocked(t) }, 5*time.Second, 5*time.Millisecond,
-				"the abandoned BLPOP still blocks")
+				"the abandoned BLMOVE still blocks")
 		}
 		ttl, err := b.Client.PTTL(t.Context(), key).Result()
 		require.NoError(t, err)
@@ -531,33 +534,56 @@ func TestBLMove(t *testing.T) {
 }
 
 // turn builds a [wait.Turn] on grantKey around attempt (n counts the calls
-// from 1) and records what Queue does with it. Read its fields once Queue
-// has returned.
+// from 1) and records what Queue does with it. A pipelined attempt runs
+// attempt when it is queued; when that takes the resource (or fails with a
+// server error) it also queues the wake push a real acquire script makes.
+// Read the fields once Queue has returned.
 type turn struct {
 	grantKey string
 	attempt  func(ctx context.Context, n int) (bool, time.Duration, error)
 	granted  func(val string) error // nil: accept
+	hot      bool
+	lease    time.Duration
+	leaveErr error // what Leave returns
 
-	calls  []call
-	grants []string
-	since  []time.Time
-	leaves atomic.Int64
+	calls     []call
+	grants    []string
+	since     []time.Time
+	leaves    atomic.Int64
+	giveBacks atomic.Int64
 }
 
 type call struct {
-	at     time.Time
-	left   time.Duration
-	queued bool
+	at        time.Time
+	left      time.Duration
+	pipelined bool
 }
 
 func (r *turn) Turn() wait.Turn {
 	return wait.Turn{
-		GrantKey: r.grantKey,
-		Attempt: func(ctx context.Context, left time.Duration, queued bool) (bool, time.Duration, error) {
-			r.calls = append(r.calls, call{time.Now(), left, queued})
+		GrantKey:  r.grantKey,
+		GrantRole: "test grant",
+		Lease:     r.lease,
+		Hot:       r.hot,
+		Attempt: func(ctx context.Context, left time.Duration) (bool, time.Duration, error) {
+			r.calls = append(r.calls, call{time.Now(), left, false})
 			return r.attempt(ctx, len(r.calls))
 		},
-		Granted: func(val string, since time.Time) error {
+		AttemptIn: func(ctx context.Context, p redis.Pipeliner, left time.Duration) func() (bool, time.Duration, error) {
+			r.calls = append(r.calls, call{time.Now(), left, true})
+			ok, retry, err := r.attempt(ctx, len(r.calls))
+			var rerr redis.Error
+			switch {
+			case ok:
+				p.RPush(ctx, r.grantKey, "woken")
+			case errors.As(err, &rerr) && !strings.HasPrefix(err.Error(), "NOSCRIPT"):
+				p.RPush(ctx, r.grantKey, "")
+			default:
+				p.Exists(ctx, r.grantKey) // the script's command
+			}
+			return func() (bool, time.Duration, error) { return ok, retry, err }
+		},
+		Granted: func(val string, since time.Time, _ bool) error {
 			r.grants = append(r.grants, val)
 			r.since = append(r.since, since)
 			if r.granted != nil {
@@ -565,14 +591,18 @@ func (r *turn) Turn() wait.Turn {
 			}
 			return nil
 		},
-		Leave: func(ctx context.Context) { r.leaves.Add(1) },
+		Leave: func(ctx context.Context) error {
+			r.leaves.Add(1)
+			return r.leaveErr
+		},
+		GiveBack: func() { r.giveBacks.Add(1) },
 	}
 }
 
-func (r *turn) queued() []bool {
+func (r *turn) pipelined() []bool {
 	var q []bool
 	for _, c := range r.calls {
-		q = append(q, c.queued)
+		q = append(q, c.pipelined)
 	}
 	return q
 }
@@ -589,31 +619,47 @@ func queue(ctx context.Context, c wait.Client, deadline time.Time, r *turn) queu
 
 func TestQueue_firstTry(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
-		r := &turn{grantKey: b.Prefix + "{k}:grant", attempt: func(context.Context, int) (bool, time.Duration, error) {
-			return true, 0, nil
-		}}
-		var q queued
-		rt, _ := b.Count.Delta(func() { q = queue(bounded(t), b.Client, time.Time{}, r) })
-		assert.Equal(t, queued{true, nil}, q)
-		require.Len(t, r.calls, 1)
-		assert.Equal(t, wait.MaxBlock, r.calls[0].left, "no deadline: left is MaxBlock")
-		assert.False(t, r.calls[0].queued, "the first attempt is not queued yet")
-		assert.Empty(t, r.grants)
-		assert.Equal(t, int64(0), r.leaves.Load())
-		assert.Equal(t, int64(0), rt, "no wait, no round trip")
+		ok := func(context.Context, int) (bool, time.Duration, error) { return true, 0, nil }
+		t.Run("cold", func(t *testing.T) {
+			r := &turn{grantKey: b.Prefix + "{k}:grant", attempt: ok}
+			var q queued
+			rt, _ := b.Count.Delta(func() { q = queue(bounded(t), b.Client, time.Time{}, r) })
+			assert.Equal(t, queued{true, nil}, q)
+			require.Len(t, r.calls, 1)
+			assert.Equal(t, wait.MaxBlock, r.calls[0].left, "no deadline: left is MaxBlock")
+			assert.False(t, r.calls[0].pipelined, "not hot: a plain attempt")
+			assert.Empty(t, r.grants)
+			assert.Equal(t, int64(0), r.leaves.Load())
+			assert.Equal(t, int64(0), rt, "no wait, no round trip")
+		})
+		t.Run("hot", func(t *testing.T) {
+			r := &turn{grantKey: b.Prefix + "{k}:grant", attempt: ok, hot: true, lease: time.Minute}
+			var q queued
+			start := time.Now()
+			rt, cmds := b.Count.Delta(func() { q = queue(bounded(t), b.Client, time.Time{}, r) })
+			assert.Equal(t, queued{true, nil}, q)
+			assert.Equal(t, []bool{true}, r.pipelined(), "hot: the attempt is pipelined with the pop")
+			assert.Empty(t, r.grants, "the attempt took it: its wake is not a grant")
+			assert.Equal(t, int64(1), rt, "attempt and pop in one round trip")
+			assert.Equal(t, int64(2), cmds)
+			assert.Less(t, time.Since(start), time.Second, "the wake push ended the pop at once")
+			n, err := b.Client.Exists(t.Context(), r.grantKey).Result()
+			require.NoError(t, err)
+			assert.Zero(t, n, "the pop took the wake")
+		})
 	})
 }
 
 func TestQueue_retryIn(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		const retryIn = 50 * time.Millisecond
-		r := &turn{grantKey: b.Prefix + "{k}:grant", attempt: func(_ context.Context, n int) (bool, time.Duration, error) {
+		r := &turn{grantKey: b.Prefix + "{k}:grant", lease: retryIn, attempt: func(_ context.Context, n int) (bool, time.Duration, error) {
 			return n == 3, retryIn, nil
 		}}
 		q := queue(bounded(t), b.Client, time.Now().Add(10*time.Second), r)
 		assert.Equal(t, queued{true, nil}, q)
 		require.Len(t, r.calls, 3)
-		assert.Equal(t, []bool{false, true, true}, r.queued())
+		assert.Equal(t, []bool{false, true, true}, r.pipelined(), "after an attempt found it taken, attempts are pipelined")
 		assert.LessOrEqual(t, r.calls[0].left, 10*time.Second, "left is bounded by the deadline")
 		for i := 1; i < len(r.calls); i++ {
 			gap := r.calls[i].at.Sub(r.calls[i-1].at)
@@ -625,30 +671,55 @@ func TestQueue_retryIn(t *testing.T) {
 	})
 }
 
+// A pipelined round's wait is chosen before its attempt's reply: it is
+// bounded by the lease and BlindCap, and the retryIn the attempt reports
+// then bounds a plain wait with no new attempt.
+func TestQueue_blindRound(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		const lease = 300 * time.Millisecond
+		const retryIn = time.Second // the holder's lease, seen by the attempt
+		r := &turn{grantKey: b.Prefix + "{k}:grant", hot: true, lease: lease, attempt: func(_ context.Context, n int) (bool, time.Duration, error) {
+			return n == 2, retryIn, nil
+		}}
+		start := time.Now()
+		rt, _ := b.Count.Delta(func() {
+			assert.Equal(t, queued{true, nil}, queue(bounded(t), b.Client, time.Now().Add(10*time.Second), r))
+		})
+		require.Len(t, r.calls, 2)
+		assert.Equal(t, []bool{true, true}, r.pipelined())
+		gap := r.calls[1].at.Sub(r.calls[0].at)
+		assert.GreaterOrEqual(t, gap, retryIn-5*time.Millisecond, "waited until the holder's lease ended")
+		assert.Less(t, time.Since(start), retryIn+3*time.Second)
+		assert.Equal(t, int64(3), rt, "pipelined round, plain wait for the rest of retryIn, pipelined round")
+	})
+}
+
 func TestQueue_deadline(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		key := b.Prefix + "{k}:grant"
 		fail := func(context.Context, int) (bool, time.Duration, error) { return false, 0, nil }
-		t.Run("passed", func(t *testing.T) {
-			r := &turn{grantKey: key, attempt: fail}
-			assert.Equal(t, queued{false, nil}, queue(bounded(t), b.Client, time.Now().Add(-time.Second), r))
-			require.Len(t, r.calls, 1, "one attempt, then give up")
-			assert.Equal(t, time.Millisecond, r.calls[0].left, "the minimum left")
-			assert.Equal(t, int64(1), r.leaves.Load(), "gave up after an attempt: left the queue")
-		})
-		t.Run("passes while waiting", func(t *testing.T) {
-			const d = 300 * time.Millisecond
-			r := &turn{grantKey: key, attempt: fail}
-			start := time.Now()
-			q := queue(bounded(t), b.Client, start.Add(d), r)
-			elapsed := time.Since(start)
-			assert.Equal(t, queued{false, nil}, q)
-			assert.GreaterOrEqual(t, elapsed, d)
-			assert.Less(t, elapsed, d+3*time.Second)
-			require.NotEmpty(t, r.calls)
-			assert.LessOrEqual(t, r.calls[0].left, d, "left is bounded by the deadline")
-			assert.Equal(t, int64(1), r.leaves.Load())
-		})
+		for _, hot := range []bool{false, true} {
+			t.Run(fmt.Sprintf("passed/hot=%v", hot), func(t *testing.T) {
+				r := &turn{grantKey: key, attempt: fail, hot: hot}
+				assert.Equal(t, queued{false, nil}, queue(bounded(t), b.Client, time.Now().Add(-time.Second), r))
+				require.Len(t, r.calls, 1, "one attempt, then give up")
+				assert.Equal(t, time.Millisecond, r.calls[0].left, "the minimum left")
+				assert.Equal(t, int64(1), r.leaves.Load(), "gave up after an attempt: left the queue")
+			})
+			t.Run(fmt.Sprintf("passes while waiting/hot=%v", hot), func(t *testing.T) {
+				const d = 300 * time.Millisecond
+				r := &turn{grantKey: key, attempt: fail, hot: hot}
+				start := time.Now()
+				q := queue(bounded(t), b.Client, start.Add(d), r)
+				elapsed := time.Since(start)
+				assert.Equal(t, queued{false, nil}, q)
+				assert.GreaterOrEqual(t, elapsed, d)
+				assert.Less(t, elapsed, d+3*time.Second)
+				require.NotEmpty(t, r.calls)
+				assert.LessOrEqual(t, r.calls[0].left, d, "left is bounded by the deadline")
+				assert.Equal(t, int64(1), r.leaves.Load())
+			})
+		}
 	})
 }
 
@@ -656,16 +727,39 @@ func TestQueue_permanentError(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		str := b.Prefix + "{k}:string"
 		require.NoError(t, b.Client.Set(t.Context(), str, "x", 0).Err())
-		r := &turn{grantKey: b.Prefix + "{k}:grant", attempt: func(ctx context.Context, _ int) (bool, time.Duration, error) {
+		for _, hot := range []bool{false, true} {
+			t.Run(fmt.Sprintf("hot=%v", hot), func(t *testing.T) {
+				r := &turn{grantKey: b.Prefix + "{k}:grant", hot: hot, attempt: func(ctx context.Context, _ int) (bool, time.Duration, error) {
+					return false, 0, b.Client.LPush(ctx, str, "v").Err()
+				}}
+				start := time.Now()
+				q := queue(bounded(t), b.Client, time.Time{}, r)
+				assert.False(t, q.ok)
+				assert.ErrorContains(t, q.err, "WRONGTYPE")
+				assert.Len(t, r.calls, 1, "not retried")
+				assert.Equal(t, int64(0), r.leaves.Load(), "the server refused the attempt: nothing to leave")
+				assert.Less(t, time.Since(start), time.Second, "a pipelined attempt that fails wakes its pop")
+			})
+		}
+	})
+}
+
+// An error after an attempt that queued the caller: it leaves.
+func TestQueue_permanentErrorAfterQueueing(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		str := b.Prefix + "{k}:string"
+		require.NoError(t, b.Client.Set(t.Context(), str, "x", 0).Err())
+		r := &turn{grantKey: b.Prefix + "{k}:grant", attempt: func(ctx context.Context, n int) (bool, time.Duration, error) {
+			if n == 1 {
+				return false, 10 * time.Millisecond, nil
+			}
 			return false, 0, b.Client.LPush(ctx, str, "v").Err()
 		}}
-		start := time.Now()
 		q := queue(bounded(t), b.Client, time.Time{}, r)
 		assert.False(t, q.ok)
 		assert.ErrorContains(t, q.err, "WRONGTYPE")
-		assert.Len(t, r.calls, 1, "not retried")
-		assert.Equal(t, int64(1), r.leaves.Load(), "the failed attempt may have queued us")
-		assert.Less(t, time.Since(start), 5*time.Second)
+		assert.Len(t, r.calls, 2)
+		assert.Equal(t, int64(1), r.leaves.Load(), "the first attempt queued us")
 	})
 }
 
@@ -673,14 +767,25 @@ func TestQueue_grantKeyWrongType(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		key := b.Prefix + "{k}:grant"
 		require.NoError(t, b.Client.Set(t.Context(), key, "x", 0).Err())
-		r := &turn{grantKey: key, attempt: func(context.Context, int) (bool, time.Duration, error) {
-			return false, 50 * time.Millisecond, nil
-		}}
-		q := queue(bounded(t), b.Client, time.Time{}, r)
-		assert.False(t, q.ok)
-		assert.ErrorContains(t, q.err, "WRONGTYPE", "the BLPOP's error is returned")
-		assert.Len(t, r.calls, 1)
-		assert.Equal(t, int64(1), r.leaves.Load())
+		for _, hot := range []bool{false, true} {
+			t.Run(fmt.Sprintf("hot=%v", hot), func(t *testing.T) {
+				r := &turn{grantKey: key, hot: hot, attempt: func(context.Context, int) (bool, time.Duration, error) {
+					return false, 50 * time.Millisecond, nil
+				}}
+				q := queue(bounded(t), b.Client, time.Time{}, r)
+				assert.False(t, q.ok)
+				var kerr *ria.KeyError
+				if assert.ErrorAs(t, q.err, &kerr, "the pop's WRONGTYPE, as a key error") {
+					assert.Equal(t, "test grant", kerr.Role)
+					assert.Equal(t, key, kerr.Key)
+					assert.Equal(t, "a string", kerr.Got)
+					assert.Equal(t, "a list", kerr.Want)
+					assert.ErrorIs(t, q.err, ria.ErrWrongType)
+				}
+				assert.Len(t, r.calls, 1)
+				assert.Equal(t, int64(1), r.leaves.Load())
+			})
+		}
 	})
 }
 
@@ -696,7 +801,6 @@ func TestQueue_transientError(t *testing.T) {
 			}}
 			assert.Equal(t, queued{true, nil}, queue(bounded(t), b.Client, time.Now().Add(10*time.Second), r))
 			assert.Len(t, r.calls, 3)
-			assert.Equal(t, []bool{false, true, true}, r.queued(), "a failed attempt may have queued us")
 			assert.Equal(t, int64(0), r.leaves.Load())
 		})
 		t.Run("until deadline", func(t *testing.T) {
@@ -708,7 +812,7 @@ func TestQueue_transientError(t *testing.T) {
 			assert.False(t, q.ok)
 			assert.ErrorIs(t, q.err, loading, "the last transient error is returned")
 			assert.Greater(t, len(r.calls), 1)
-			assert.Equal(t, int64(1), r.leaves.Load())
+			assert.Equal(t, int64(0), r.leaves.Load(), "the server refused every attempt")
 			assert.Less(t, time.Since(start), 5*time.Second)
 		})
 	})
@@ -717,23 +821,32 @@ func TestQueue_transientError(t *testing.T) {
 func TestQueue_cancelled(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		key := b.Prefix + "{k}:grant"
-		t.Run("while blocked", func(t *testing.T) {
-			k := newBlocker(t, b)
-			k.arm(t, key)
-			ctx, cancel := context.WithCancel(t.Context())
-			defer cancel()
-			r := &turn{grantKey: key, attempt: func(context.Context, int) (bool, time.Duration, error) {
-				return false, 0, nil // no deadline, no retryIn: would block for MaxBlock
-			}}
-			done := async(func() queued { return queue(ctx, k, time.Time{}, r) })
-			k.waitBlocked(t)
-			cancel()
-			q := within(t, done, 5*time.Second)
-			assert.False(t, q.ok)
-			assert.ErrorIs(t, q.err, context.Canceled)
-			assert.Len(t, r.calls, 1)
-			assert.Equal(t, int64(1), r.leaves.Load())
-		})
+		for _, hot := range []bool{false, true} {
+			t.Run(fmt.Sprintf("while blocked/hot=%v", hot), func(t *testing.T) {
+				k := newBlocker(t, b)
+				if !hot {
+					k.cmd = "blmove"
+				}
+				k.arm(t, key)
+				ctx, cancel := context.WithCancel(t.Context())
+				defer cancel()
+				r := &turn{grantKey: key, hot: hot, lease: time.Minute, attempt: func(context.Context, int) (bool, time.Duration, error) {
+					return false, 0, nil // no deadline, no retryIn: would block for long
+				}}
+				done := async(func() queued { return queue(ctx, k, time.Time{}, r) })
+				k.waitBlocked(t)
+				cancel()
+				q := within(t, done, 5*time.Second)
+				assert.False(t, q.ok)
+				assert.ErrorIs(t, q.err, context.Canceled)
+				assert.NotErrorIs(t, q.err, ria.ErrOutcomeUnknown)
+				assert.Equal(t, 1, strings.Count(q.err.Error(), context.Canceled.Error()), "said once: %v", q.err)
+				assert.Len(t, r.calls, 1)
+				assert.Equal(t, int64(1), r.leaves.Load())
+				assert.Equal(t, int64(0), r.giveBacks.Load())
+				require.NoError(t, b.Client.Del(t.Context(), key).Err())
+			})
+		}
 		t.Run("during backoff", func(t *testing.T) {
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
@@ -748,7 +861,7 @@ func TestQueue_cancelled(t *testing.T) {
 			assert.ErrorIs(t, q.err, context.Canceled)
 			assert.ErrorIs(t, q.err, loading, "joined with the last error")
 			assert.Len(t, r.calls, 2)
-			assert.Equal(t, int64(1), r.leaves.Load())
+			assert.Equal(t, int64(0), r.leaves.Load(), "the server refused every attempt")
 		})
 	})
 }
@@ -757,26 +870,32 @@ func TestQueue_granted(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		const retryIn = 10 * time.Second
 		key := b.Prefix + "{k}:grant"
-		t.Run("while blocked", func(t *testing.T) {
-			k := newBlocker(t, b)
-			k.arm(t, key)
-			r := &turn{grantKey: key, attempt: func(context.Context, int) (bool, time.Duration, error) {
-				return false, retryIn, nil
-			}}
-			start := time.Now()
-			done := async(func() queued { return queue(bounded(t), k, time.Time{}, r) })
-			k.waitBlocked(t)
-			pushed := time.Now()
-			require.NoError(t, b.Client.LPush(t.Context(), key, "fence-7").Err())
-			assert.Equal(t, queued{true, nil}, within(t, done, retryIn))
-			assert.Less(t, time.Since(start), retryIn/2, "the grant woke the waiter well before retryIn")
-			assert.Len(t, r.calls, 1, "handed over: no second attempt")
-			assert.Equal(t, []string{"fence-7"}, r.grants)
-			require.Len(t, r.since, 1)
-			assert.False(t, r.since[0].After(pushed), "since is before the grant")
-			assert.False(t, r.since[0].Before(r.calls[0].at), "since is after the attempt")
-			assert.Equal(t, int64(0), r.leaves.Load())
-		})
+		for _, hot := range []bool{false, true} {
+			t.Run(fmt.Sprintf("while blocked/hot=%v", hot), func(t *testing.T) {
+				k := newBlocker(t, b)
+				if !hot {
+					k.cmd = "blmove"
+				}
+				k.arm(t, key)
+				r := &turn{grantKey: key, hot: hot, lease: time.Minute, attempt: func(context.Context, int) (bool, time.Duration, error) {
+					return false, retryIn, nil
+				}}
+				start := time.Now()
+				done := async(func() queued { return queue(bounded(t), k, time.Time{}, r) })
+				k.waitBlocked(t)
+				pushed := time.Now()
+				require.NoError(t, b.Client.LPush(t.Context(), key, "fence-7").Err())
+				assert.Equal(t, queued{true, nil}, within(t, done, retryIn))
+				assert.Less(t, time.Since(start), retryIn/2, "the grant woke the waiter well before retryIn")
+				assert.Len(t, r.calls, 1, "handed over: no second attempt")
+				assert.Equal(t, []string{"fence-7"}, r.grants)
+				require.Len(t, r.since, 1)
+				assert.False(t, r.since[0].After(pushed), "since is before the grant")
+				assert.False(t, r.since[0].Before(r.calls[0].at.Add(-time.Millisecond)), "since is about the attempt")
+				assert.Equal(t, int64(0), r.leaves.Load())
+				require.NoError(t, b.Client.Del(t.Context(), key).Err())
+			})
+		}
 		t.Run("before the wait", func(t *testing.T) {
 			r := &turn{grantKey: key, attempt: func(ctx context.Context, n int) (bool, time.Duration, error) {
 				// The holder releases between our attempt and our wait.
@@ -788,9 +907,10 @@ func TestQueue_granted(t *testing.T) {
 			assert.Less(t, time.Since(start), retryIn/2)
 			assert.Len(t, r.calls, 1)
 			assert.Equal(t, []string{"fence-8"}, r.grants)
-			n, err := b.Client.Exists(t.Context(), key).Result()
+			got, err := b.Client.LRange(t.Context(), key, 0, -1).Result()
 			require.NoError(t, err)
-			assert.Equal(t, int64(0), n, "the grant was consumed")
+			assert.Equal(t, []string{"fence-8"}, got, "the grant stays for a re-sent wait; the caller deletes it")
+			require.NoError(t, b.Client.Del(t.Context(), key).Err())
 		})
 		t.Run("rejected", func(t *testing.T) {
 			errBad := errors.New("malformed grant")
@@ -807,6 +927,102 @@ func TestQueue_granted(t *testing.T) {
 			assert.ErrorIs(t, q.err, errBad)
 			assert.Equal(t, []string{"garbage"}, r.grants)
 			assert.Equal(t, int64(1), r.leaves.Load(), "left the queue, giving back the grant")
+			require.NoError(t, b.Client.Del(t.Context(), key).Err())
 		})
+	})
+}
+
+// An empty value on the grant list is a wake, not a grant: the waiter
+// attempts again at once.
+func TestQueue_woken(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		const retryIn = 10 * time.Second
+		key := b.Prefix + "{k}:grant"
+		k := newBlocker(t, b)
+		k.cmd = "blmove"
+		k.arm(t, key)
+		r := &turn{grantKey: key, attempt: func(_ context.Context, n int) (bool, time.Duration, error) {
+			return n == 2, retryIn, nil
+		}}
+		start := time.Now()
+		done := async(func() queued { return queue(bounded(t), k, time.Time{}, r) })
+		k.waitBlocked(t)
+		require.NoError(t, b.Client.RPush(t.Context(), key, "").Err())
+		assert.Equal(t, queued{true, nil}, within(t, done, retryIn))
+		assert.Less(t, time.Since(start), retryIn/2, "woken, not waiting out retryIn")
+		assert.Len(t, r.calls, 2)
+		assert.Empty(t, r.grants, "a wake is not a grant")
+	})
+}
+
+// A Leave that fails is handed to GiveBack, and the error says the outcome
+// is unknown (never a plain "not acquired").
+func TestQueue_leaveFails(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		errDown := &net.OpError{Op: "read", Net: "tcp", Err: errors.New("connection reset by peer")}
+		r := &turn{grantKey: b.Prefix + "{k}:grant", leaveErr: errDown, attempt: func(context.Context, int) (bool, time.Duration, error) {
+			return false, 0, nil
+		}}
+		q := queue(bounded(t), b.Client, time.Now().Add(50*time.Millisecond), r)
+		assert.False(t, q.ok)
+		assert.ErrorIs(t, q.err, ria.ErrOutcomeUnknown)
+		assert.ErrorIs(t, q.err, errDown)
+		assert.Equal(t, int64(1), r.leaves.Load())
+		assert.Equal(t, int64(1), r.giveBacks.Load())
+	})
+}
+
+// A pipelined attempt the server does not know the script of (NOSCRIPT)
+// makes the next round a plain attempt, which loads it.
+func TestQueue_noScript(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		key := b.Prefix + "{k}:grant"
+		noscript := srvErr("NOSCRIPT No matching script. Please use EVAL.")
+		r := &turn{grantKey: key, hot: true, lease: 100 * time.Millisecond, attempt: func(_ context.Context, n int) (bool, time.Duration, error) {
+			if n == 1 {
+				return false, 0, noscript
+			}
+			return true, 0, nil
+		}}
+		assert.Equal(t, queued{true, nil}, queue(bounded(t), b.Client, time.Time{}, r))
+		assert.Equal(t, []bool{true, false}, r.pipelined())
+	})
+}
+
+// ScriptIn queues a script call on a pipeline and hands its reply back
+// through the same call, NOSCRIPT included.
+func TestScriptIn(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		key := b.Prefix + "{k}:n"
+		s := redis.NewScript(`return redis.call('incrby', KEYS[1], ARGV[1])`)
+		run := func(ctx context.Context, c redis.Scripter) (any, error) {
+			return s.Run(ctx, c, []string{key}, 5).Result()
+		}
+		require.NoError(t, s.Load(ctx, b.Client).Err()) // on every node of a cluster
+		var read func() (any, error)
+		rt, cmds := b.Count.Delta(func() {
+			_, err := b.Client.Pipelined(ctx, func(p redis.Pipeliner) error {
+				read = wait.ScriptIn(ctx, p, run)
+				p.Get(ctx, key)
+				return nil
+			})
+			require.NoError(t, err)
+		})
+		assert.Equal(t, int64(1), rt)
+		assert.Equal(t, int64(2), cmds)
+		v, err := read()
+		require.NoError(t, err)
+		assert.Equal(t, int64(5), v)
+
+		unknown := redis.NewScript(`return 'never loaded ` + b.Prefix + `'`)
+		_, _ = b.Client.Pipelined(ctx, func(p redis.Pipeliner) error {
+			read = wait.ScriptIn(ctx, p, func(ctx context.Context, c redis.Scripter) (any, error) {
+				return unknown.Run(ctx, c, []string{key}).Result()
+			})
+			return nil
+		})
+		_, err = read()
+		assert.ErrorContains(t, err, "NOSCRIPT")
 	})
 }
