@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/ria-go/ria"
 )
 
 // fillConcurrency bounds the loads and restores a [Batch.Exec] runs at once
@@ -194,6 +196,9 @@ func (it *entryRead[T]) settle(ctx context.Context) func(context.Context) {
 	c := it.c
 	var zero T
 	payload, err := it.get.Result()
+	if _, _, lease := parseMark(payload); err == nil && lease {
+		err = redis.Nil // a caller is loading it: a miss
+	}
 	switch {
 	case err == redis.Nil && it.load == nil:
 		it.r.set(zero, false, nil)
@@ -204,6 +209,7 @@ func (it *entryRead[T]) settle(ctx context.Context) func(context.Context) {
 			it.r.set(v, err == nil, err)
 		}
 	case err != nil:
+		err = wrongType(ctx, c.rdb, err, c.valKey(it.key), "cache entry", "string")
 		it.r.set(zero, false, fmt.Errorf("cache: read %q (cache %s): %w", it.key, c.name, err))
 		return nil
 	}
@@ -213,7 +219,7 @@ func (it *entryRead[T]) settle(ctx context.Context) func(context.Context) {
 			it.r.set(zero, false, fmt.Errorf("cache: read %q (cache %s): %w", it.key, c.name, err))
 			return nil
 		}
-		c.log.WarnContext(ctx, "cache: undecodable entry treated as a miss", "cache", c.name, "key", it.key, "err", err)
+		c.log().WarnContext(ctx, "cache: undecodable entry treated as a miss", "cache", c.name, "key", it.key, "err", err)
 		return func(ctx context.Context) {
 			v, _, err := c.get(ctx, it.key, it.load, &payload)
 			it.r.set(v, err == nil, err)
@@ -253,10 +259,10 @@ func (c *Counter) Read(b *Batch, key string) *Result[int64] {
 }
 
 func (it *counterRead) queue(ctx context.Context, p redis.Pipeliner) {
-	it.get = p.Get(ctx, it.c.counterKeys(it.key)[0])
+	it.get = p.Get(ctx, it.c.counterKeys(it.key).count)
 }
 
-func (it *counterRead) settle(context.Context) func(context.Context) {
+func (it *counterRead) settle(ctx context.Context) func(context.Context) {
 	s, err := it.get.Result()
 	switch {
 	case err == redis.Nil && it.c.restore == nil:
@@ -268,11 +274,14 @@ func (it *counterRead) settle(context.Context) func(context.Context) {
 			it.r.set(v, err == nil, err)
 		}
 	case err != nil:
+		err = wrongType(ctx, it.c.rdb, err, it.c.counterKeys(it.key).count, "cache counter", "string")
 		it.r.set(0, false, fmt.Errorf("cache: counter %s read %q: %w", it.c.name, it.key, err))
 		return nil
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
+		err = &ria.KeyError{Role: "cache counter", Key: it.c.counterKeys(it.key).count, Got: strconv.Quote(s),
+			Want: "an integer", Err: ria.ErrCorrupt}
 		it.r.set(0, false, fmt.Errorf("cache: counter %s read %q: %w: %w", it.c.name, it.key, ErrDecode, err))
 		return nil
 	}
@@ -306,8 +315,9 @@ func (it *latestRead[T]) queue(ctx context.Context, p redis.Pipeliner) {
 	it.cmd = p.LRange(ctx, it.l.listKey(it.key), 0, int64(it.l.n)-1)
 }
 
-func (it *latestRead[T]) settle(context.Context) func(context.Context) {
+func (it *latestRead[T]) settle(ctx context.Context) func(context.Context) {
 	raw, err := it.cmd.Result()
+	err = wrongType(ctx, it.l.rdb, err, it.l.listKey(it.key), "cache latest list", "list")
 	if err == nil {
 		var vs []T
 		if vs, err = it.l.decode(raw); err == nil {
@@ -332,14 +342,14 @@ type topRead[T any] struct {
 }
 
 // Read queues, in b, a read of the n highest-scored members of the ranking
-// key, as [Top.Range]. After [Batch.Exec], the Result holds them and whether
+// key, as [Top.Range] (n at least 1 and at most [MaxN]). After [Batch.Exec], the Result holds them and whether
 // the ranking exists.
 func (t *Top[T]) Read(b *Batch, key string, n int) *Result[[]Ranked[T]] {
 	if err := checkKey("top read", key); err != nil {
 		return reject[[]Ranked[T]](b, fmt.Errorf("%w (top %s)", err, t.name))
 	}
-	if n < 1 {
-		return reject[[]Ranked[T]](b, fmt.Errorf("cache: top %s read %q: n %d: must be at least 1", t.name, key, n))
+	if n < 1 || n > MaxN {
+		return reject[[]Ranked[T]](b, fmt.Errorf("cache: top %s read %q: n %d: must be at least 1 and at most %d", t.name, key, n, MaxN))
 	}
 	it := &topRead[T]{t: t, key: key, n: n, r: &Result[[]Ranked[T]]{}}
 	b.items = append(b.items, it)
@@ -350,8 +360,9 @@ func (it *topRead[T]) queue(ctx context.Context, p redis.Pipeliner) {
 	it.cmd = p.ZRevRangeWithScores(ctx, it.t.rankKey(it.key), 0, int64(it.n)-1)
 }
 
-func (it *topRead[T]) settle(context.Context) func(context.Context) {
+func (it *topRead[T]) settle(ctx context.Context) func(context.Context) {
 	zs, err := it.cmd.Result()
+	err = wrongType(ctx, it.t.rdb, err, it.t.rankKey(it.key), "cache top ranking", "zset")
 	if err == nil {
 		var rs []Ranked[T]
 		if rs, err = it.t.decode(zs); err == nil {

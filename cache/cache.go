@@ -2,18 +2,23 @@ package cache
 
 import (
 	"context"
+	"crypto/rand"
 	_ "embed"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/ria-go/ria"
 	"github.com/ria-go/ria/internal/keys"
 	"github.com/ria-go/ria/internal/script"
 )
@@ -30,21 +35,70 @@ var (
 )
 
 var (
-	//go:embed lease.lua
-	leaseLua string
-
-	//go:embed get.lua
-	getLua    string
-	getScript = script.New("cache get", leaseLua+getLua)
+	//go:embed entry.lua
+	entryLua string
 
 	//go:embed store.lua
 	storeLua    string
-	storeScript = script.New("cache store", storeLua)
+	storeScript = script.New("cache store", entryLua+storeLua)
 
 	//go:embed release.lua
 	releaseLua    string
-	releaseScript = script.New("cache release", releaseLua)
+	releaseScript = script.New("cache release", entryLua+releaseLua)
+
+	//go:embed wait.lua
+	waitLua    string
+	waitScript = script.New("cache wait", entryLua+waitLua)
+
+	//go:embed take.lua
+	takeLua    string
+	takeScript = script.New("cache take", entryLua+takeLua)
+
+	//go:embed refresh.lua
+	refreshLua    string
+	refreshScript = script.New("cache refresh", entryLua+refreshLua)
 )
+
+// markPrefix starts a lease marker, what an entry holds while a caller
+// loads it: markPrefix + the loader's token, + ":w" once a waiter has
+// registered (entry.lua's MARK). No encoded value may start with it: Set
+// and a load refuse one that does.
+const markPrefix = "\x00ria:lease:"
+
+var (
+	// tokenPrefix starts the lease tokens of this process: random, so that
+	// no other process makes the same.
+	tokenPrefix = func() string {
+		b := make([]byte, 8)
+		_, _ = rand.Read(b) // never fails (crypto/rand)
+		return hex.EncodeToString(b) + "."
+	}()
+	tokenSeq atomic.Uint64
+)
+
+// newMarker returns a new lease marker: markPrefix and a token no other
+// call of any process uses. A Get makes one whether it hits or not (its
+// first command carries it), in one allocation.
+func newMarker() string {
+	var buf [64]byte
+	b := append(buf[:0], markPrefix...)
+	b = append(b, tokenPrefix...)
+	b = strconv.AppendUint(b, tokenSeq.Add(1), 36)
+	return string(b)
+}
+
+// parseMark returns the token of the lease marker v and whether a waiter
+// registered on it; ok is false if v is not a marker (it is a value).
+func parseMark(v string) (token string, waited, ok bool) {
+	rest, ok := strings.CutPrefix(v, markPrefix)
+	if !ok {
+		return "", false, false
+	}
+	if t, w := strings.CutSuffix(rest, ":w"); w {
+		return t, true, true
+	}
+	return rest, false, true
+}
 
 // Codec encodes and decodes values. Its methods have the signatures of
 // encoding/json's Marshal and Unmarshal (and of most encoding packages), so
@@ -62,17 +116,23 @@ func (jsonCodec) Unmarshal(data []byte, v any) error { return json.Unmarshal(dat
 // JSON is the default [Codec]: encoding/json.
 var JSON Codec = jsonCodec{}
 
-// Client is the subset of go-redis this package uses.
+// Client is the subset of go-redis this package uses. *redis.Client,
+// *redis.ClusterClient and *redis.Ring satisfy it.
 type Client interface {
-	redis.Scripter
+	// The methods of redis.Scripter: scripts run EVALSHA, then EVAL once
+	// the server answers NOSCRIPT.
+	Eval(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd
+	EvalSha(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd
+	EvalRO(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd
+	EvalShaRO(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd
+	ScriptExists(ctx context.Context, hashes ...string) *redis.BoolSliceCmd
+	ScriptLoad(ctx context.Context, script string) *redis.StringCmd
+
 	Do(ctx context.Context, args ...any) *redis.Cmd
-	Get(ctx context.Context, key string) *redis.StringCmd
 	BLMove(ctx context.Context, source, destination, srcpos, destpos string, timeout time.Duration) *redis.StringCmd
-	SetNX(ctx context.Context, key string, value any, expiration time.Duration) *redis.BoolCmd
 	LRange(ctx context.Context, key string, start, stop int64) *redis.StringSliceCmd
 	ZRevRangeWithScores(ctx context.Context, key string, start, stop int64) *redis.ZSliceCmd
 	Pipeline() redis.Pipeliner
-	TxPipeline() redis.Pipeliner
 }
 
 var (
@@ -92,24 +152,45 @@ type Cache[T any] struct {
 	lease   time.Duration
 	refresh time.Duration
 	grace   time.Duration
-	log     *slog.Logger
+	logger  *slog.Logger // nil: slog.Default()
+
+	// flights are the Gets in progress in this process, by key, in shards
+	// (by a hash of the key) so that Gets of different keys seldom meet on
+	// a lock: every Get registers, a hit too.
+	seed    maphash.Seed
+	flights [flightShards]flightShard
 
 	mu         sync.Mutex
-	flights    map[string]*flight  // Gets in progress in this process, by key
 	refreshing map[string]struct{} // keys this process checks or refreshes in the background
 	bgRunning  int                 // background refreshes running
 	bgIdle     chan struct{}       // closed when bgRunning drops to 0; nil while it is 0
 
+	leaseArg any // ms(lease), boxed once
+
 	following atomic.Int64 // Gets waiting for another Get of this process (read by tests)
+	waiting   atomic.Int64 // Gets blocked on a wake list (read by tests)
+
+	beforeBlock func() // test hook: called between a waiter's registration and its BLMOVE
+}
+
+// flightShards is the number of shards of Cache.flights.
+const flightShards = 64
+
+// flightShard is a shard of the Gets in progress.
+type flightShard struct {
+	mu sync.Mutex
+	m  map[string]*flight // made on first use
 }
 
 // flight is one Get in progress that concurrent Gets of the same key in
 // this process join: they decode its payload (each its own copy) or get its
 // error, or try again themselves if retry is set or the flight went stale.
+// Its channels are made by the first Get that joins it (most Gets are
+// joined by none), under its shard's lock.
 type flight struct {
-	done    chan struct{} // closed when the leader's Get has returned
-	stale   chan struct{} // closed by a Set or Delete of the key meanwhile
-	payload string
+	done    chan struct{} // closed (if made) when the leader's Get has returned
+	stale   chan struct{} // closed (if made) by a Set or Delete of the key meanwhile
+	payload string        // written by the leader before done is closed
 	err     error
 	retry   bool // the leader panicked or its own ctx ended
 }
@@ -139,8 +220,8 @@ func New[T any](rdb Client, name string, opts ...Option) (*Cache[T], error) {
 	}
 	return &Cache[T]{
 		rdb: rdb, name: name, keys: keys.New(o.prefix), codec: o.codec,
-		ttl: o.ttl, lease: o.lease, refresh: o.refresh, grace: o.grace, log: o.logger,
-		flights: map[string]*flight{}, refreshing: map[string]struct{}{},
+		ttl: o.ttl, lease: o.lease, refresh: o.refresh, grace: o.grace, logger: o.logger, leaseArg: ms(o.lease),
+		seed: maphash.MakeSeed(), refreshing: map[string]struct{}{},
 	}, nil
 }
 
@@ -177,20 +258,25 @@ func (c *Cache[T]) Name() string { return c.name }
 // the lease, if shorter) later at the earliest.
 //
 // An entry that cannot be decoded into T (written by another version of the
-// program, or by hand) is treated as a miss: it is dropped (unless it
-// changed meanwhile), loaded again and overwritten; the decode error is
-// logged. load's error is returned wrapped. If encoding the loaded value
-// fails, that error is returned; if storing it fails, the value is returned
-// and the failure logged. If Redis cannot be reached, Get returns the error
-// without calling load (so an outage does not send every request to the
-// system of record); fall back yourself if you want otherwise.
+// program, or by hand) is treated as a miss: it is replaced by the lease
+// (unless it changed meanwhile), loaded again and overwritten; the decode
+// error is logged. load's error is returned wrapped. If encoding the loaded
+// value fails (or its encoding starts with the bytes that mark a lease,
+// "\x00ria:lease:"), that error is returned; if storing it fails, the value
+// is returned and the failure logged. If Redis cannot be reached, Get
+// returns the error without calling load (so an outage does not send every
+// request to the system of record); fall back yourself if you want
+// otherwise. A key of another type where the entry should be gives a
+// [*ria.KeyError].
 //
-// A hit is a plain GET (with PTTL in the same round trip when refresh or
-// grace is on): no script runs. A miss then runs the script that takes the
-// lease or joins the waiters. Round trips: a hit 1 (an entry due for
-// refresh: 1, plus 1 in the background to take the lease, and the reload);
-// a miss 3 for the loader (read, look, store) and 3 for each waiter (read,
-// look, wait), plus 1 for a waiter each time it must look again (the loader
+// The first round trip both reads the entry and, on a miss, takes its
+// lease: SET val <lease marker> NX PX lease GET, which answers a hit with
+// the value, like a GET (with PTTL in the same round trip when refresh or
+// grace is on); no script runs. Round trips: a hit 1 (an entry due for
+// refresh: 1, plus 1 in the background to take the refresh lease, and the
+// reload); a miss 2 for the loader (read and lease, store) and 3 for each
+// waiter (read, register, wait), 2 if the value was stored by the time it
+// registered, plus 2 for a waiter each time it must look again (the loader
 // failed, the value was over 64 KiB, a Delete, the lease ended); a Get that
 // joins another Get of its process makes none.
 func (c *Cache[T]) Get(ctx context.Context, key string, load func(ctx context.Context) (T, error)) (T, error) {
@@ -207,18 +293,23 @@ func (c *Cache[T]) Get(ctx context.Context, key string, load func(ctx context.Co
 // shared runs get for key, or joins the one in progress in this process.
 func (c *Cache[T]) shared(ctx context.Context, key string, load func(context.Context) (T, error)) (T, error) {
 	var zero T
+	sh := c.shard(key)
 	for {
-		c.mu.Lock()
-		f, ok := c.flights[key]
+		sh.mu.Lock()
+		f, ok := sh.m[key]
 		if !ok {
-			break // c.mu held: lead
+			break // sh.mu held: lead
 		}
-		c.mu.Unlock()
-		if err := c.follow(ctx, f); err != nil {
+		if f.done == nil {
+			f.done, f.stale = make(chan struct{}), make(chan struct{})
+		}
+		done, stale := f.done, f.stale
+		sh.mu.Unlock()
+		if err := c.follow(ctx, done, stale); err != nil {
 			return zero, fmt.Errorf("cache: get %q: %w", key, err)
 		}
 		select {
-		case <-f.stale: // a Set or Delete came after f read: look again
+		case <-stale: // a Set or Delete came after f read: look again
 			continue
 		default:
 		}
@@ -230,16 +321,21 @@ func (c *Cache[T]) shared(ctx context.Context, key string, load func(context.Con
 		}
 		return c.decode(f.payload)
 	}
-	f := &flight{done: make(chan struct{}), stale: make(chan struct{}), retry: true}
-	c.flights[key] = f
-	c.mu.Unlock()
+	f := &flight{retry: true}
+	if sh.m == nil {
+		sh.m = map[string]*flight{}
+	}
+	sh.m[key] = f
+	sh.mu.Unlock()
 	defer func() {
-		c.mu.Lock()
-		if c.flights[key] == f { // not replaced after a Set or Delete
-			delete(c.flights, key)
+		sh.mu.Lock()
+		if sh.m[key] == f { // not replaced after a Set or Delete
+			delete(sh.m, key)
 		}
-		c.mu.Unlock()
-		close(f.done)
+		if f.done != nil {
+			close(f.done)
+		}
+		sh.mu.Unlock()
 	}()
 	v, payload, err := c.get(ctx, key, load, nil)
 	f.payload, f.err = payload, err
@@ -247,13 +343,27 @@ func (c *Cache[T]) shared(ctx context.Context, key string, load func(context.Con
 	return v, err
 }
 
-// follow waits until f's leader returns or f goes stale, or ctx ends.
-func (c *Cache[T]) follow(ctx context.Context, f *flight) error {
+// log returns the logger of WithLogger, or slog.Default().
+func (c *Cache[T]) log() *slog.Logger {
+	if c.logger != nil {
+		return c.logger
+	}
+	return slog.Default()
+}
+
+// shard returns the shard of the Gets in progress of key.
+func (c *Cache[T]) shard(key string) *flightShard {
+	return &c.flights[maphash.String(c.seed, key)%flightShards]
+}
+
+// follow waits until a flight's leader returns (done) or the flight goes
+// stale, or ctx ends.
+func (c *Cache[T]) follow(ctx context.Context, done, stale <-chan struct{}) error {
 	c.following.Add(1)
 	defer c.following.Add(-1)
 	select {
-	case <-f.done:
-	case <-f.stale:
+	case <-done:
+	case <-stale:
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -264,11 +374,14 @@ func (c *Cache[T]) follow(ctx context.Context, f *flight) error {
 // stale after a Set or Delete: Gets that joined it look again, later ones
 // do not join it, and its leader does not remove its successor.
 func (c *Cache[T]) invalidate(key string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if f, ok := c.flights[key]; ok {
-		delete(c.flights, key)
-		close(f.stale)
+	sh := c.shard(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if f, ok := sh.m[key]; ok {
+		delete(sh.m, key)
+		if f.stale != nil {
+			close(f.stale)
+		}
 	}
 }
 
@@ -277,19 +390,23 @@ func (c *Cache[T]) invalidate(key string) {
 // will not store its value, though its own caller still gets it; callers
 // waiting for it, in any process, receive v (or a later value): in this
 // process they look again, and a Get that starts after Set returns reads v.
+// It is idempotent, so go-redis may re-send it after a lost reply; if every
+// attempt lost its reply, the error wraps [ria.ErrOutcomeUnknown]. An
+// encoding that starts with the bytes that mark a lease ("\x00ria:lease:")
+// is refused.
 func (c *Cache[T]) Set(ctx context.Context, key string, v T) error {
 	if err := checkKey("set", key); err != nil {
 		return err
 	}
-	payload, err := c.codec.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("cache: set %q: encode: %w", key, err)
-	}
-	k := c.entryKeys(key)
-	_, err = storeScript.Int64(ctx, c.rdb, k[:], "", payload, ms(c.ttl+c.grace), ms(c.lease), inlineMax)
-	c.invalidate(key) // also on error: the script may have run
+	payload, err := c.encode(v)
 	if err != nil {
 		return fmt.Errorf("cache: set %q: %w", key, err)
+	}
+	k := c.entryKeys(key)
+	_, err = storeScript.Int64(ctx, c.rdb, k.keys(), "s", "", payload, ms(c.ttl+c.grace), ms(c.lease), inlineMax, c.refreshFlag())
+	c.invalidate(key) // also on error: the script may have run
+	if err != nil {
+		return fmt.Errorf("cache: set %q: %w", key, script.Unknown(err))
 	}
 	return nil
 }
@@ -297,16 +414,17 @@ func (c *Cache[T]) Set(ctx context.Context, key string, v T) error {
 // Delete removes the entry under key, in one round trip. A load in flight
 // for key will not store its value (it may have read the data the Delete
 // invalidates), though its own caller still gets it; callers waiting for
-// it, in any process, look again, and one of them loads.
+// it, in any process, look again, and one of them loads. It is idempotent;
+// if every attempt lost its reply, the error wraps [ria.ErrOutcomeUnknown].
 func (c *Cache[T]) Delete(ctx context.Context, key string) error {
 	if err := checkKey("delete", key); err != nil {
 		return err
 	}
 	k := c.entryKeys(key)
-	_, err := releaseScript.Int64(ctx, c.rdb, k[:], "", ms(c.lease), 0)
+	_, err := releaseScript.Int64(ctx, c.rdb, k.keys(), "d", "", ms(c.lease), 0, c.refreshFlag())
 	c.invalidate(key) // also on error: the script may have run
 	if err != nil {
-		return fmt.Errorf("cache: delete %q: %w", key, err)
+		return fmt.Errorf("cache: delete %q: %w", key, script.Unknown(err))
 	}
 	return nil
 }
@@ -348,40 +466,34 @@ func (c *Cache[T]) goBackground(fn func()) {
 	}()
 }
 
-// The states get.lua returns.
+// keys returns the KEYS of store.lua and release.lua.
+func (k entryKeys) keys() []string { return []string{k.val, k.lease, k.wake} }
+
+// refreshFlag tells the scripts whether this cache uses refresh leases.
+func (c *Cache[T]) refreshFlag() string {
+	if c.refresh+c.grace > 0 {
+		return "1"
+	}
+	return "0"
+}
+
+// The states the scripts return (wait.lua, take.lua, incr.lua).
 const (
-	stateHit     = 0
-	stateRefresh = 1
-	stateLoad    = 2
-	stateWait    = 3
+	stateHit   = 0 // a value: wait.lua, take.lua; incr.lua: counted
+	stateLoad  = 2 // the caller holds the lease
+	stateWait  = 3 // another caller holds it: wait
+	stateAgain = 4 // the lease ended without a value: look again
 )
 
 type step struct {
 	state   int64
 	payload string
-	num     int64 // stateWait: the lease's remaining ms; incr.lua's stateHit: the counter
+	num     int64  // stateWait: the lease's remaining ms; incr.lua's stateHit: the counter
+	token   string // incr.lua's stateWait: the restorer's token
 }
 
-// lookup runs get.lua once. bad, if not nil, is a payload the caller could
-// not decode, which the script drops. wait says whether the caller will
-// wait if another holds the lease (and so counts as a waiter).
-func (c *Cache[T]) lookup(ctx context.Context, k entryKeys, token string, bad *string, wait bool) (step, error) {
-	flag, badPayload, waits := "0", "", "0"
-	if bad != nil {
-		flag, badPayload = "1", *bad
-	}
-	if wait {
-		waits = "1"
-	}
-	v, err := getScript.Run(ctx, c.rdb, k[:], token, ms(c.lease), c.refresh.Milliseconds(), c.grace.Milliseconds(), flag, badPayload, waits)
-	if err != nil {
-		return step{}, err
-	}
-	return parseStep(getScript.Name(), v)
-}
-
-// parseStep reads the reply of get.lua or incr.lua: {state, payload or
-// number}.
+// parseStep reads the reply of wait.lua, take.lua or incr.lua: {state,
+// payload or number [, token]}.
 func parseStep(name string, v any) (step, error) {
 	arr, ok := v.([]any)
 	if !ok || len(arr) == 0 {
@@ -391,12 +503,13 @@ func parseStep(name string, v any) (step, error) {
 	if s.state, ok = arr[0].(int64); !ok {
 		return step{}, fmt.Errorf("script %s: want an integer state, got %T", name, arr[0])
 	}
-	switch {
-	case s.state == stateLoad:
+	switch s.state {
+	case stateLoad, stateAgain:
 		return s, nil
-	case len(arr) != 2:
-		return step{}, fmt.Errorf("script %s: state %d: want 2 values, got %d", name, s.state, len(arr))
-	case s.state == stateHit || s.state == stateRefresh:
+	case stateHit:
+		if len(arr) != 2 {
+			return step{}, fmt.Errorf("script %s: state %d: want 2 values, got %d", name, s.state, len(arr))
+		}
 		switch p := arr[1].(type) {
 		case string:
 			s.payload = p
@@ -405,9 +518,17 @@ func parseStep(name string, v any) (step, error) {
 		default:
 			return step{}, fmt.Errorf("script %s: want a payload, got %T", name, arr[1])
 		}
-	case s.state == stateWait:
+	case stateWait:
+		if len(arr) < 2 {
+			return step{}, fmt.Errorf("script %s: state %d: want the lease's pttl", name, s.state)
+		}
 		if s.num, ok = arr[1].(int64); !ok {
 			return step{}, fmt.Errorf("script %s: want the lease's pttl, got %T", name, arr[1])
+		}
+		if len(arr) == 3 {
+			if s.token, ok = arr[2].(string); !ok {
+				return step{}, fmt.Errorf("script %s: want the lease's token, got %T", name, arr[2])
+			}
 		}
 	default:
 		return step{}, fmt.Errorf("script %s: unknown state %d", name, s.state)
@@ -417,84 +538,84 @@ func parseStep(name string, v any) (step, error) {
 
 func (c *Cache[T]) get(ctx context.Context, key string, load func(context.Context) (T, error), bad *string) (T, string, error) {
 	var zero T
-	if bad == nil { // the fast path: a plain read
-		payload, found, due, err := c.read(ctx, c.valKey(key))
-		if err != nil {
-			return zero, "", fmt.Errorf("cache: get %q: %w", key, err)
+	// A hit needs the val key only: the others are built on a miss.
+	var k entryKeys
+	k.val = c.valKey(key)
+	keys := func() entryKeys {
+		if k.wake == "" {
+			k = c.entryKeys(key)
 		}
-		if found {
-			v, err := c.decode(payload)
-			if err == nil {
-				if due {
-					c.checkDue(ctx, key, load)
-				}
-				return v, payload, nil
-			}
-			c.log.WarnContext(ctx, "cache: undecodable entry treated as a miss", "cache", c.name, "key", key, "err", err)
-			bad = &payload
-		}
+		return k
 	}
-	k := c.entryKeys(key)
-	token := uuid.NewString()
+	marker := newMarker()
+	token := marker[len(markPrefix):]
 	for {
 		if err := ctx.Err(); err != nil {
 			return zero, "", fmt.Errorf("cache: get %q: %w", key, err)
 		}
-		st, err := c.lookup(ctx, k, token, bad, true)
+		var (
+			cur        string
+			found, due bool
+			err        error
+		)
+		if bad != nil {
+			cur, found, err = c.take(ctx, keys(), marker, *bad)
+			bad = nil
+		} else {
+			cur, found, due, err = c.claim(ctx, k.val, marker)
+		}
 		if err != nil {
-			// The script may have run (and taken the lease) before the
-			// reply was lost: give the lease back so nobody waits for it.
-			c.release(ctx, k, token, 0)
+			if !isKeyError(err) {
+				// The claim may have taken the lease before its reply was
+				// lost: give it back so that nobody waits for it.
+				c.releaseLease(ctx, keys(), token)
+			}
 			return zero, "", fmt.Errorf("cache: get %q: %w", key, err)
 		}
-		bad = nil
-		switch st.state {
-		case stateHit, stateRefresh:
-			v, err := c.decode(st.payload)
-			if err != nil {
-				c.log.WarnContext(ctx, "cache: undecodable entry treated as a miss", "cache", c.name, "key", key, "err", err)
-				if st.state == stateRefresh { // we hold the lease: load now
-					return c.load(ctx, key, k, token, load)
-				}
-				bad = &st.payload
-				continue
-			}
-			if st.state == stateRefresh {
-				c.goRefresh(ctx, key, k, token, load)
-			}
-			return v, st.payload, nil
-		case stateLoad:
-			return c.load(ctx, key, k, token, load)
-		case stateWait:
-			elem, ok, err := await(ctx, c.rdb, k[2], blockFor(st.num, c.lease))
-			if err != nil {
-				return zero, "", fmt.Errorf("cache: get %q: wait: %w", key, err)
-			}
-			if ok && len(elem) > 0 && elem[0] == 'v' {
-				payload := elem[1:]
-				v, err := c.decode(payload)
-				if err == nil {
-					return v, payload, nil
-				}
-				c.log.WarnContext(ctx, "cache: undecodable value from the loader treated as a miss", "cache", c.name, "key", key, "err", err)
-				bad = &payload
-			}
-			// 'r', a timeout (the lease may have ended), or undecodable: look again.
+		if !found {
+			return c.load(ctx, key, keys(), token, load)
 		}
+		if tok, _, ok := parseMark(cur); ok {
+			if tok == token { // our own claim, re-sent after a lost reply
+				return c.load(ctx, key, keys(), token, load)
+			}
+			payload, ok, err := c.waitFor(ctx, keys(), tok)
+			if err != nil {
+				return zero, "", fmt.Errorf("cache: get %q: %w", key, err)
+			}
+			if !ok {
+				continue // look again
+			}
+			cur, due = payload, false
+		}
+		v, err := c.decode(cur)
+		if err != nil {
+			c.log().WarnContext(ctx, "cache: undecodable entry treated as a miss", "cache", c.name, "key", key, "err", err)
+			bad = &cur
+			continue
+		}
+		if due {
+			c.checkDue(ctx, key, load)
+		}
+		return v, cur, nil
 	}
 }
 
-// read reads the entry val: its payload, whether it exists, and whether it
-// is due for refresh (within the refresh window of its end, or stale). It
-// is a GET, plus a PTTL in the same round trip when refresh or grace is on.
-func (c *Cache[T]) read(ctx context.Context, val string) (payload string, found, due bool, err error) {
+// claim reads the entry val and, if it is missing, takes its lease in the
+// same command: SET val marker NX PX lease GET, with PTTL val in the same
+// round trip when refresh or grace is on. It returns what val held (found
+// false: nothing, and the caller now holds the lease), and for a value
+// whether it is due for refresh (within the refresh window of its end, or
+// stale).
+func (c *Cache[T]) claim(ctx context.Context, val, marker string) (cur string, found, due bool, err error) {
 	if c.refresh+c.grace == 0 {
-		payload, err = c.rdb.Get(ctx, val).Result()
+		cur, err = c.rdb.Do(ctx, "set", val, marker, "nx", "px", c.leaseArg, "get").Text()
 	} else {
 		p := c.rdb.Pipeline()
-		get, pttl := p.Get(ctx, val), p.PTTL(ctx, val)
+		set := p.Do(ctx, "set", val, marker, "nx", "px", c.leaseArg, "get")
+		pttl := p.PTTL(ctx, val)
 		_, _ = p.Exec(ctx)
-		payload, err = get.Result()
+		cur, err = set.Text()
 		if left, perr := pttl.Result(); err == nil && perr == nil {
 			due = c.isDue(left)
 		}
@@ -503,9 +624,63 @@ func (c *Cache[T]) read(ctx context.Context, val string) (payload string, found,
 	case err == redis.Nil:
 		return "", false, false, nil
 	case err != nil:
-		return "", false, false, err
+		return "", false, false, wrongType(ctx, c.rdb, err, val, "cache entry", "string")
 	}
-	return payload, true, due, nil
+	return cur, true, due, nil
+}
+
+// take runs take.lua: it replaces the undecodable payload bad by the
+// caller's lease marker, unless the entry changed meanwhile. It returns
+// what the entry holds then, as claim does.
+func (c *Cache[T]) take(ctx context.Context, k entryKeys, marker, bad string) (cur string, found bool, err error) {
+	v, err := takeScript.Run(ctx, c.rdb, []string{k.val}, bad, marker, ms(c.lease))
+	if err != nil {
+		return "", false, err
+	}
+	st, err := parseStep(takeScript.Name(), v)
+	if err != nil {
+		return "", false, err
+	}
+	if st.state == stateLoad {
+		return "", false, nil
+	}
+	return st.payload, true, nil
+}
+
+// waitFor waits for the lease tok on the entry k to end: it registers the
+// caller as a waiter (wait.lua), then blocks on the lease's wake list. It
+// returns the payload handed over or stored meanwhile (ok), or ok false:
+// look again (the loader failed or its value is large, a Delete, the lease
+// ended, the wait timed out).
+func (c *Cache[T]) waitFor(ctx context.Context, k entryKeys, tok string) (payload string, ok bool, err error) {
+	wake := k.wake + tok
+	v, err := waitScript.Run(ctx, c.rdb, []string{k.val, wake}, tok)
+	if err != nil {
+		return "", false, err
+	}
+	st, err := parseStep(waitScript.Name(), v)
+	if err != nil {
+		return "", false, err
+	}
+	switch st.state {
+	case stateHit:
+		return st.payload, true, nil
+	case stateAgain:
+		return "", false, nil
+	}
+	if c.beforeBlock != nil {
+		c.beforeBlock()
+	}
+	c.waiting.Add(1)
+	defer c.waiting.Add(-1)
+	elem, ok, err := await(ctx, c.rdb, wake, blockFor(st.num, c.lease))
+	if err != nil {
+		return "", false, fmt.Errorf("wait: %w", err)
+	}
+	if ok && len(elem) > 0 && elem[0] == 'v' {
+		return elem[1:], true, nil
+	}
+	return "", false, nil
 }
 
 // isDue reports whether an entry with pttl left (its TTL includes the
@@ -521,25 +696,27 @@ func (c *Cache[T]) load(ctx context.Context, key string, k entryKeys, token stri
 	done := false
 	defer func() {
 		if !done { // load panicked
-			c.release(ctx, k, token, 0)
+			c.releaseLease(ctx, k, token)
 		}
 	}()
 	v, err := load(ctx)
 	done = true
 	if err != nil {
-		c.release(ctx, k, token, 0)
+		c.releaseLease(ctx, k, token)
 		return zero, "", fmt.Errorf("cache: get %q: load: %w", key, err)
 	}
-	payload, err := c.store(ctx, key, k, token, v)
+	payload, err := c.store(ctx, key, k, "l", token, v)
 	switch {
 	case errors.Is(err, errEncode):
-		c.release(ctx, k, token, 0)
+		c.releaseLease(ctx, k, token)
 		return zero, "", fmt.Errorf("cache: get %q: %w", key, err)
 	case err != nil:
-		// The store may not have run: give the lease back, so that the
-		// waiters look again at once instead of sitting out the lease.
-		c.release(ctx, k, token, 0)
-		c.log.WarnContext(ctx, "cache: loaded value not stored", "cache", c.name, "key", key, "err", err)
+		// The store may not have run: give the lease back (if the store
+		// ran, the entry holds the value and this changes nothing), so
+		// that the waiters look again at once instead of sitting out the
+		// lease.
+		c.releaseLease(ctx, k, token)
+		c.log().WarnContext(ctx, "cache: loaded value not stored", "cache", c.name, "key", key, "err", err)
 	}
 	return v, payload, nil
 }
@@ -553,7 +730,7 @@ func (c *Cache[T]) loadLogged(ctx context.Context, key string, k entryKeys, toke
 			err = fmt.Errorf("cache: get %q: load panicked: %v", key, r)
 		}
 		if err != nil {
-			c.log.WarnContext(ctx, "cache: background load failed", "cache", c.name, "key", key, "err", err)
+			c.log().WarnContext(ctx, "cache: background load failed", "cache", c.name, "key", key, "err", err)
 		}
 	}()
 	_, _, err = c.load(ctx, key, k, token, load)
@@ -561,55 +738,84 @@ func (c *Cache[T]) loadLogged(ctx context.Context, key string, k entryKeys, toke
 
 var errEncode = errors.New("encode")
 
-// store stores v as the lease holder token and returns its encoding. A
-// lease that is no longer ours (the load outlasted it, or a Set or Delete
-// came first) is not an error: the value is just not stored (logged at
-// debug level). Like release, it runs for at most a second whatever ctx
-// says: the value is loaded, and the waiters are owed it (or a wake-up).
-func (c *Cache[T]) store(ctx context.Context, key string, k entryKeys, token string, v T) (string, error) {
+// encode encodes v, refusing an encoding that would read as a lease marker.
+func (c *Cache[T]) encode(v T) (string, error) {
 	b, err := c.codec.Marshal(v)
 	if err != nil {
 		return "", fmt.Errorf("%w: %w", errEncode, err)
 	}
 	payload := string(b)
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-	defer cancel()
-	n, err := storeScript.Int64(sctx, c.rdb, k[:], token, payload, ms(c.ttl+c.grace), ms(c.lease), inlineMax)
-	if err != nil {
-		return payload, err
-	}
-	if n == 0 {
-		c.log.DebugContext(ctx, "cache: lease lost before the store; value not stored", "cache", c.name, "key", key)
+	if strings.HasPrefix(payload, markPrefix) {
+		return "", fmt.Errorf("%w: the encoded value starts with %q, which marks a lease", errEncode, markPrefix)
 	}
 	return payload, nil
 }
 
-// release gives the lease token back (best effort, at most one second,
-// whatever ctx says); with hold > 0 and nobody waiting it keeps the lease
-// that long instead.
-func (c *Cache[T]) release(ctx context.Context, k entryKeys, token string, hold time.Duration) {
+// store stores v as the holder of the lease (mode "l") or refresh lease
+// ("r") token and returns its encoding. A lease that is no longer ours (the
+// load outlasted it, or a Set or Delete came first) is not an error: the
+// value is just not stored (logged at debug level). The value is loaded and
+// the waiters are owed it (or a wake-up), so ctx ending does not stop it:
+// if ctx has ended before or during the store, the store runs (again: it
+// is idempotent) for at most a second, as the releases do. While ctx lasts
+// it runs under ctx, which costs no timer on this hot path.
+func (c *Cache[T]) store(ctx context.Context, key string, k entryKeys, mode, token string, v T) (string, error) {
+	payload, err := c.encode(v)
+	if err != nil {
+		return "", err
+	}
+	args := []any{mode, token, payload, ms(c.ttl + c.grace), ms(c.lease), inlineMax, c.refreshFlag()}
+	var n int64
+	err = ctx.Err()
+	if err == nil {
+		n, err = storeScript.Int64(ctx, c.rdb, k.keys(), args...)
+	}
+	if err != nil && ctx.Err() != nil {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		defer cancel()
+		n, err = storeScript.Int64(sctx, c.rdb, k.keys(), args...)
+	}
+	if err != nil {
+		return payload, script.Unknown(err)
+	}
+	if n == 0 {
+		c.log().DebugContext(ctx, "cache: lease lost before the store; value not stored", "cache", c.name, "key", key)
+	}
+	return payload, nil
+}
+
+// releaseLease gives the entry's lease token back (best effort, at most
+// one second, whatever ctx says): the waiters registered on it look again.
+func (c *Cache[T]) releaseLease(ctx context.Context, k entryKeys, token string) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer cancel()
-	_, _ = releaseScript.Int64(rctx, c.rdb, k[:], token, ms(c.lease), hold.Milliseconds())
+	_, _ = releaseScript.Int64(rctx, c.rdb, k.keys(), "l", token, ms(c.lease), 0, c.refreshFlag())
 }
 
-// refreshHold is how long a failed background refresh keeps the lease when
-// nobody waits, so that a failing loader is not called on every Get.
+// releaseRefresh gives the refresh lease token back, or with hold > 0
+// keeps it that long instead (best effort, at most one second).
+func (c *Cache[T]) releaseRefresh(ctx context.Context, k entryKeys, token string, hold time.Duration) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	_, _ = releaseScript.Int64(rctx, c.rdb, k.keys(), "r", token, ms(c.lease), hold.Milliseconds(), c.refreshFlag())
+}
+
+// refreshHold is how long a failed background refresh keeps the lease, so
+// that a failing loader is not called on every Get.
 func (c *Cache[T]) refreshHold() time.Duration { return min(c.lease, time.Second) }
 
-// goRefresh reloads key in the background while holding the lease token.
-func (c *Cache[T]) goRefresh(ctx context.Context, key string, k entryKeys, token string, load func(context.Context) (T, error)) {
-	c.goBackground(func() {
-		bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.lease)
-		defer cancel()
-		c.refreshHeld(bctx, key, k, token, load)
-	})
-}
+// The answers of refresh.lua.
+const (
+	refreshNone = 0 // nothing to do
+	refreshHeld = 1 // the caller holds the refresh lease
+	refreshLoad = 2 // the entry expired: the caller holds its lease
+)
 
-// checkDue starts, in the background, the look that takes the lease of an
-// entry due for refresh, if no other caller has it, and then reloads the
-// entry. The caller has its value already: the look (one round trip) and
-// the reload are off its path. One check at a time per key and process.
+// checkDue starts, in the background, the check that takes the refresh
+// lease of an entry due for refresh, if no other caller has it, and then
+// reloads the entry. The caller has its value already: the check (one
+// round trip) and the reload are off its path. One check at a time per key
+// and process.
 func (c *Cache[T]) checkDue(ctx context.Context, key string, load func(context.Context) (T, error)) {
 	if !c.startRefresh(key) {
 		return
@@ -619,19 +825,22 @@ func (c *Cache[T]) checkDue(ctx context.Context, key string, load func(context.C
 		bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.lease)
 		defer cancel()
 		k := c.entryKeys(key)
-		token := uuid.NewString()
-		st, err := c.lookup(bctx, k, token, nil, false)
+		token := script.Nonce()
+		n, err := refreshScript.Int64(bctx, c.rdb, []string{k.val, k.lease}, token, markPrefix+token,
+			ms(c.lease), (c.refresh + c.grace).Milliseconds())
 		switch {
 		case err != nil:
-			c.release(bctx, k, token, 0)
-			c.log.WarnContext(bctx, "cache: background refresh failed", "cache", c.name, "key", key, "err", err)
-		case st.state == stateRefresh:
+			if !isKeyError(err) { // it may have taken either lease
+				c.releaseRefresh(bctx, k, token, 0)
+				c.releaseLease(bctx, k, token)
+			}
+			c.log().WarnContext(bctx, "cache: background refresh failed", "cache", c.name, "key", key, "err", err)
+		case n == refreshHeld:
 			c.refreshHeld(bctx, key, k, token, load)
-		case st.state == stateLoad: // expired meanwhile: we hold the lease, so load
+		case n == refreshLoad: // expired meanwhile: we hold its lease, so load
 			c.loadLogged(bctx, key, k, token, load)
 		}
-		// stateHit: fresh again, or another caller refreshes it; stateWait:
-		// expired, and another caller loads it (not counted as a waiter).
+		// refreshNone: fresh again, or another caller refreshes or loads it.
 	})
 }
 
@@ -651,8 +860,8 @@ func (c *Cache[T]) endRefresh(key string) {
 	c.mu.Unlock()
 }
 
-// refreshHeld reloads key while holding the lease token (ctx is bounded by
-// the lease). A failure is logged; the lease is then held for
+// refreshHeld reloads key while holding the refresh lease token (ctx is
+// bounded by the lease). A failure is logged; the lease is then held for
 // refreshHold, so that a failing loader is not called on every Get.
 func (c *Cache[T]) refreshHeld(ctx context.Context, key string, k entryKeys, token string, load func(context.Context) (T, error)) {
 	var (
@@ -668,11 +877,11 @@ func (c *Cache[T]) refreshHeld(ctx context.Context, key string, k entryKeys, tok
 		v, err = load(ctx)
 	}()
 	if err == nil {
-		_, err = c.store(ctx, key, k, token, v)
+		_, err = c.store(ctx, key, k, "r", token, v)
 	}
 	if err != nil {
-		c.log.WarnContext(ctx, "cache: background refresh failed", "cache", c.name, "key", key, "err", err)
-		c.release(ctx, k, token, c.refreshHold())
+		c.log().WarnContext(ctx, "cache: background refresh failed", "cache", c.name, "key", key, "err", err)
+		c.releaseRefresh(ctx, k, token, c.refreshHold())
 	}
 }
 
@@ -683,4 +892,27 @@ func (c *Cache[T]) decode(payload string) (T, error) {
 		return zero, fmt.Errorf("%w: %w", ErrDecode, err)
 	}
 	return v, nil
+}
+
+// isKeyError reports whether err is a *ria.KeyError: a key of the wrong
+// type or value, found before anything was written.
+func isKeyError(err error) bool {
+	var kerr *ria.KeyError
+	return errors.As(err, &kerr)
+}
+
+// wrongType turns a WRONGTYPE reply to a plain command on key (not a
+// script: scripts check their keys themselves) into a *ria.KeyError naming
+// the key's role and the type it holds (read with TYPE, best effort).
+// Other errors are returned as they are.
+func wrongType(ctx context.Context, rdb Client, err error, key, role, want string) error {
+	var rerr redis.Error
+	if !errors.As(err, &rerr) || !strings.HasPrefix(rerr.Error(), "WRONGTYPE") {
+		return err
+	}
+	got := "another type"
+	if t, terr := rdb.Do(ctx, "type", key).Text(); terr == nil {
+		got = "a " + t
+	}
+	return &ria.KeyError{Role: role, Key: key, Got: got, Want: "a " + want, Err: ria.ErrWrongType}
 }

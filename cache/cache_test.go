@@ -24,7 +24,7 @@ type job struct {
 }
 
 // A miss calls load once and stores the value; a hit does not call it.
-// Round trips: hit 1, miss 3 (read, look, store).
+// Round trips: hit 1, miss 2 (read and lease, store).
 func TestCache_Get_hitMiss(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
@@ -41,19 +41,22 @@ func TestCache_Get_hitMiss(t *testing.T) {
 		loads.Store(0)
 
 		var got job
-		rt, _ := b.Count.Delta(func() { got, err = c.Get(ctx, "42", load) })
+		rt, cmds := b.Count.Delta(func() { got, err = c.Get(ctx, "42", load) })
 		require.NoError(t, err)
 		assert.Equal(t, job{ID: 42, Title: "Gopher", Tags: []string{"go"}}, got)
 		assert.Equal(t, int64(1), loads.Load())
-		assert.Equal(t, int64(3), rt, "miss: read, look (takes the lease), store")
+		assert.Equal(t, int64(2), rt, "miss: read and take the lease (SET NX GET), store")
+		assert.Equal(t, int64(2), cmds, "SET NX GET, then the store's EVALSHA")
 		assert.JSONEq(t, `{"id":42,"title":"Gopher","tags":["go"]}`, raw(t, b, key(b, "jobs", "42", "val")))
+		assert.Equal(t, []string{key(b, "jobs", "42", "val")}, b.Keys(""),
+			"nobody waited: no wake list, no refresh lease, no record")
 
-		rt, cmds := b.Count.Delta(func() { got, err = c.Get(ctx, "42", load) })
+		rt, cmds = b.Count.Delta(func() { got, err = c.Get(ctx, "42", load) })
 		require.NoError(t, err)
 		assert.Equal(t, 42, got.ID)
 		assert.Equal(t, int64(1), loads.Load(), "served from the cache")
 		assert.Equal(t, int64(1), rt, "hit")
-		assert.Equal(t, int64(1), cmds, "a plain GET")
+		assert.Equal(t, int64(1), cmds, "one command: SET NX GET, which answers a hit as a GET does")
 
 		// With refresh ahead, a hit reads the TTL in the same round trip.
 		r := newCache[job](t, b.Client, b, cache.WithRefreshAhead(time.Second))
@@ -61,8 +64,9 @@ func TestCache_Get_hitMiss(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, 42, got.ID)
 		assert.Equal(t, int64(1), rt, "hit with refresh ahead")
-		assert.Equal(t, int64(2), cmds, "GET and PTTL")
-		assert.Empty(t, b.Keys(key(b, "jobs", "42", "lease")), "no lease left")
+		assert.Equal(t, int64(2), cmds, "SET NX GET and PTTL")
+		assert.Empty(t, b.Keys(key(b, "jobs", "42", "lease")), "no refresh lease left")
+		assert.Equal(t, []string{key(b, "jobs", "42", "val")}, b.Keys(""), "the entry only: no marker, no wake list")
 	})
 }
 
@@ -72,12 +76,20 @@ func TestCache_Get_ttlExpiry(t *testing.T) {
 		ctx := t.Context()
 		c := newCache[string](t, b.Client, b, cache.WithTTL(300*time.Millisecond))
 		l := newGatedLoader(t)
+		start := time.Now()
 		v, err := c.Get(ctx, "k", l.load)
 		require.NoError(t, err)
 		assert.Equal(t, "v1", v)
 		pttl, err := b.Client.PTTL(ctx, key(b, "jobs", "k", "val")).Result()
 		require.NoError(t, err)
-		assert.InDelta(t, 300, pttl.Milliseconds(), 100)
+		// Stored with PX 300 during the Get: what is left is 300ms less
+		// the time since (however slow the machine is).
+		assert.LessOrEqual(t, pttl, 300*time.Millisecond)
+		if b.Real() {
+			assert.GreaterOrEqual(t, pttl, 300*time.Millisecond-time.Since(start)-time.Millisecond)
+		} else {
+			assert.Equal(t, 300*time.Millisecond, pttl, "miniredis's clock stands still")
+		}
 
 		b.FastForward(400 * time.Millisecond)
 		v, err = c.Get(ctx, "k", l.load)
@@ -89,7 +101,7 @@ func TestCache_Get_ttlExpiry(t *testing.T) {
 
 // 100 callers over two clients miss the same key at once, each through a
 // Cache of its own (as if in 100 processes): exactly one load; the others
-// block until it stores and receive its value.
+// register, block until it stores and receive its value.
 func TestCache_Get_stampede(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		const callers = 100
@@ -106,6 +118,7 @@ func TestCache_Get_stampede(t *testing.T) {
 			_, err := caches[i].Get(ctx, "hot", func(context.Context) (string, error) { return "w", nil })
 			require.NoError(t, err)
 			require.NoError(t, caches[i].Delete(ctx, "hot"))
+			require.NoError(t, caches[i].WarmWaitForTest(ctx, "hot"))
 		}
 		rt0 := counts[0].RoundTrips() + counts[1].RoundTrips()
 		l := newGatedLoader(t, 1)
@@ -120,7 +133,7 @@ func TestCache_Get_stampede(t *testing.T) {
 				results <- result{v, err}
 			}()
 		}
-		waitForWaits(t, b, "jobs", "hot", "lease", callers-1)
+		waitForWaiters(t, callers-1, caches...)
 		l.open()
 		for range callers {
 			r := <-results
@@ -129,7 +142,7 @@ func TestCache_Get_stampede(t *testing.T) {
 		}
 		assert.Equal(t, int64(1), l.calls.Load(), "exactly one load")
 		rt := counts[0].RoundTrips() + counts[1].RoundTrips() - rt0
-		assert.Equal(t, int64(3*callers), rt, "3 round trips per caller: read, look, store; or read, look, wait")
+		assert.Equal(t, int64(2+3*(callers-1)), rt, "the loader 2 round trips: read and lease, store; each waiter 3: read, register, wait")
 	})
 }
 
@@ -158,7 +171,7 @@ func TestCache_Get_coalesced(t *testing.T) {
 				results <- result{v, err}
 			}()
 		}
-		require.Eventually(t, func() bool { return loads.Load() == 1 }, 5*time.Second, time.Millisecond)
+		require.Eventually(t, func() bool { return loads.Load() == 1 }, 20*time.Second, time.Millisecond)
 		close(gate)
 		var first job
 		for i := range callers {
@@ -194,8 +207,10 @@ func TestCache_Get_stampede_largeValue(t *testing.T) {
 			return big, nil
 		}
 		errs := make(chan error, 4)
+		var caches []*cache.Cache[string]
 		for range 4 {
 			c := newCache[string](t, b.Client, b) // one per "process": no coalescing
+			caches = append(caches, c)
 			go func() {
 				v, err := c.Get(ctx, "big", load)
 				if err == nil && v != big {
@@ -204,7 +219,7 @@ func TestCache_Get_stampede_largeValue(t *testing.T) {
 				errs <- err
 			}()
 		}
-		waitForWaits(t, b, "jobs", "big", "lease", 3)
+		waitForWaiters(t, 3, caches...)
 		close(gate)
 		for range 4 {
 			assert.NoError(t, <-errs)
@@ -240,7 +255,7 @@ func TestCache_Get_loaderError(t *testing.T) {
 			_, err := c.Get(ctx, "k", l2.load)
 			first <- err
 		}()
-		require.Eventually(t, func() bool { return l2.calls.Load() == 1 }, 5*time.Second, time.Millisecond)
+		require.Eventually(t, func() bool { return l2.calls.Load() == 1 }, 20*time.Second, time.Millisecond)
 		second := make(chan string, 1)
 		other := newCache[string](t, b.Client, b, cache.WithLease(time.Minute)) // another process
 		go func() {
@@ -250,7 +265,7 @@ func TestCache_Get_loaderError(t *testing.T) {
 			}
 			second <- v
 		}()
-		waitForWaits(t, b, "jobs", "k", "lease", 1)
+		waitForWaiters(t, 1, other)
 		start := time.Now()
 		l2.open()
 		assert.ErrorIs(t, <-first, boom)
@@ -265,30 +280,44 @@ func TestCache_Get_loaderHangs(t *testing.T) {
 	t.Parallel() // waits out TTLs on the real servers
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
-		c := newCache[string](t, b.Client, b, cache.WithLease(300*time.Millisecond))
+		const lease = time.Second
+		c := newCache[string](t, b.Client, b, cache.WithLease(lease))
 		l := newGatedLoader(t, 1)
 		hung := make(chan string, 1)
 		go func() {
 			v, _ := c.Get(ctx, "k", l.load)
 			hung <- v
 		}()
-		require.Eventually(t, func() bool { return l.calls.Load() == 1 }, 5*time.Second, time.Millisecond)
+		require.Eventually(t, func() bool { return l.calls.Load() == 1 }, 20*time.Second, time.Millisecond)
 
 		rdb2, _ := b.NewClient()
 		const waiters = 5
 		got := make(chan string, waiters)
+		var others []*cache.Cache[string]
+		var finished atomic.Int64
 		for range waiters {
-			c2 := newCache[string](t, rdb2, b, cache.WithLease(300*time.Millisecond)) // one per process
+			c2 := newCache[string](t, rdb2, b, cache.WithLease(lease)) // one per process
+			others = append(others, c2)
 			go func() {
 				v, err := c2.Get(ctx, "k", l.load)
 				if err != nil {
 					v = err.Error()
 				}
+				finished.Add(1)
 				got <- v
 			}()
 		}
-		waitForWaits(t, b, "jobs", "k", "lease", waiters)
-		b.FastForward(400 * time.Millisecond) // the lease ends
+		// Every waiter waits for the hung loader. (On a real server the
+		// lease runs out in real time: one so slow to start that it comes
+		// after the takeover finds the value instead.)
+		require.Eventually(t, func() bool {
+			n := finished.Load()
+			for _, o := range others {
+				n += o.WaitingForTest()
+			}
+			return n == waiters
+		}, 20*time.Second, time.Millisecond)
+		b.FastForward(lease + 100*time.Millisecond) // the lease ends
 		for range waiters {
 			assert.Equal(t, "v2", <-got)
 		}
@@ -322,14 +351,18 @@ func TestCache_Get_refreshAhead(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, "v1", v, "the current value, at once")
 		}
-		require.Eventually(t, func() bool { return l.calls.Load() == 2 }, 5*time.Second, time.Millisecond)
+		require.Eventually(t, func() bool { return l.calls.Load() == 2 }, 20*time.Second, time.Millisecond)
 		assert.Equal(t, int64(2), l.calls.Load(), "one background refresh")
+		opened := time.Now()
 		l.open()
 		c.Wait()
 		assert.Equal(t, `"v2"`, raw(t, b, key(b, "jobs", "k", "val")))
 		pttl, err := b.Client.PTTL(ctx, key(b, "jobs", "k", "val")).Result()
 		require.NoError(t, err)
-		assert.Greater(t, pttl, 2500*time.Millisecond, "a fresh TTL")
+		// A fresh TTL: stored with PX 3000 after opened (the old one had
+		// at most 2s left).
+		assert.LessOrEqual(t, pttl, 3*time.Second)
+		assert.GreaterOrEqual(t, pttl, 3*time.Second-time.Since(opened)-time.Millisecond, "a fresh TTL")
 		v, err = c.Get(ctx, "k", l.load)
 		require.NoError(t, err)
 		assert.Equal(t, "v2", v)
@@ -356,7 +389,7 @@ func TestCache_Get_staleWhileRevalidate(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, "v1", v, "stale value, at once")
 		}
-		require.Eventually(t, func() bool { return l.calls.Load() == 2 }, 5*time.Second, time.Millisecond)
+		require.Eventually(t, func() bool { return l.calls.Load() == 2 }, 20*time.Second, time.Millisecond)
 		l.open()
 		c.Wait()
 		c2.Wait()
@@ -441,14 +474,14 @@ func TestCache_Set_duringLoad(t *testing.T) {
 			v, _ := c.Get(ctx, "k", l.load)
 			loaded <- v
 		}()
-		require.Eventually(t, func() bool { return l.calls.Load() == 1 }, 5*time.Second, time.Millisecond)
+		require.Eventually(t, func() bool { return l.calls.Load() == 1 }, 20*time.Second, time.Millisecond)
 		waiter := make(chan string, 1)
 		other := newCache[string](t, b.Client, b) // another process
 		go func() {
 			v, _ := other.Get(ctx, "k", l.load)
 			waiter <- v
 		}()
-		waitForWaits(t, b, "jobs", "k", "lease", 1)
+		waitForWaiters(t, 1, other)
 		require.NoError(t, c.Set(ctx, "k", "set"))
 		assert.Equal(t, "set", <-waiter)
 		l.open()
@@ -470,14 +503,14 @@ func TestCache_Delete_duringLoad(t *testing.T) {
 			v, _ := c.Get(ctx, "k", l.load)
 			loaded <- v
 		}()
-		require.Eventually(t, func() bool { return l.calls.Load() == 1 }, 5*time.Second, time.Millisecond)
+		require.Eventually(t, func() bool { return l.calls.Load() == 1 }, 20*time.Second, time.Millisecond)
 		waiter := make(chan string, 1)
 		other := newCache[string](t, b.Client, b) // another process
 		go func() {
 			v, _ := other.Get(ctx, "k", l.load)
 			waiter <- v
 		}()
-		waitForWaits(t, b, "jobs", "k", "lease", 1)
+		waitForWaiters(t, 1, other)
 		require.NoError(t, c.Delete(ctx, "k"))
 		assert.Equal(t, "v2", <-waiter, "the waiter loaded after the Delete")
 		l.open()
@@ -492,7 +525,7 @@ func TestCache_Get_waiterCtx(t *testing.T) {
 		c := newCache[string](t, b.Client, b)
 		l := newGatedLoader(t, 1)
 		go func() { _, _ = c.Get(t.Context(), "k", l.load) }()
-		require.Eventually(t, func() bool { return l.calls.Load() == 1 }, 5*time.Second, time.Millisecond)
+		require.Eventually(t, func() bool { return l.calls.Load() == 1 }, 20*time.Second, time.Millisecond)
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan error, 1)
 		other := newCache[string](t, b.Client, b) // another process
@@ -500,7 +533,7 @@ func TestCache_Get_waiterCtx(t *testing.T) {
 			_, err := other.Get(ctx, "k", l.load)
 			done <- err
 		}()
-		waitForWaits(t, b, "jobs", "k", "lease", 1)
+		waitForWaiters(t, 1, other)
 		cancel()
 		select {
 		case err := <-done:
@@ -626,9 +659,9 @@ func TestCache_SetDelete_duringLoad_sameProcess(t *testing.T) {
 					return ch
 				}
 				loader := get()
-				require.Eventually(t, func() bool { return l.calls.Load() == 1 }, 5*time.Second, time.Millisecond)
+				require.Eventually(t, func() bool { return l.calls.Load() == 1 }, 20*time.Second, time.Millisecond)
 				joined := get()
-				require.Eventually(t, func() bool { return c.FollowingForTest() == 1 }, 5*time.Second, time.Millisecond)
+				require.Eventually(t, func() bool { return c.FollowingForTest() == 1 }, 20*time.Second, time.Millisecond)
 
 				want := "set"
 				if op == "set" {
@@ -682,7 +715,7 @@ func TestCache_Get_storeAfterCtxEnds(t *testing.T) {
 					}
 					loaded <- err
 				}()
-				require.Eventually(t, func() bool { return l.calls.Load() == 1 }, 5*time.Second, time.Millisecond)
+				require.Eventually(t, func() bool { return l.calls.Load() == 1 }, 20*time.Second, time.Millisecond)
 				waiter := make(chan string, 1)
 				go func() {
 					v, err := other.Get(ctx, name, l.load)
@@ -691,7 +724,7 @@ func TestCache_Get_storeAfterCtxEnds(t *testing.T) {
 					}
 					waiter <- v
 				}()
-				waitForWaits(t, b, "jobs", name, "lease", 1)
+				waitForWaiters(t, 1, other)
 				l.open()
 				assert.NoError(t, <-loaded, "the loader's caller gets its value")
 				want := "v1"
@@ -700,7 +733,12 @@ func TestCache_Get_storeAfterCtxEnds(t *testing.T) {
 				}
 				assert.Equal(t, want, recv(t, waiter, 10*time.Second, nil), "not after the 1 minute lease")
 				assert.Equal(t, `"`+want+`"`, raw(t, b, key(b, "jobs", name, "val")))
-				assert.Empty(t, b.Keys(key(b, "jobs", name, "lease")), "no lease left")
+				assert.Empty(t, b.Keys(key(b, "jobs", name, "lease")), "no lease left") // and val holds the value, not a marker
+				for _, k := range b.Keys(key(b, "jobs", name, "wake:*")) {
+					pttl, err := b.Client.PTTL(ctx, k).Result()
+					require.NoError(t, err)
+					assert.Greater(t, pttl, time.Duration(0), "a wake list lives for the lease at most")
+				}
 			})
 		}
 	})
@@ -713,7 +751,7 @@ func TestCache_Get_backgroundLoadFails(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		rdb, _ := b.NewClient()
-		rdb.AddHook(expireAfterRead{b.Client})
+		rdb.AddHook(afterRead{b.Client, ""})
 		var logs logBuffer
 		c := newCache[string](t, rdb, b, cache.WithTTL(time.Minute), cache.WithRefreshAhead(30*time.Second),
 			cache.WithLease(time.Minute), cache.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
@@ -737,37 +775,55 @@ func TestCache_Get_backgroundLoadFails(t *testing.T) {
 	})
 }
 
-// The background check of an entry due for refresh does not count as a
-// waiter when another caller holds the lease: no copy of the value is
-// pushed for it.
+// The background check of an entry due for refresh that finds it expired
+// meanwhile neither loads it nor waits when another caller refreshes it (its
+// value will come) or loads it: it is not a waiter, so nothing is pushed
+// for it.
 func TestCache_Get_backgroundCheckDoesNotWait(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		opts := []cache.Option{cache.WithTTL(time.Minute), cache.WithRefreshAhead(30 * time.Second), cache.WithLease(time.Minute)}
-		refresher := newCache[string](t, b.Client, b, opts...) // another process
+		val := key(b, "jobs", "k", "val")
+
+		// Another process refreshes the entry (and holds the refresh lease).
+		refresher := newCache[string](t, b.Client, b, opts...)
 		rdb, _ := b.NewClient()
-		rdb.AddHook(expireAfterRead{b.Client})
+		rdb.AddHook(afterRead{b.Client, ""})
 		c := newCache[string](t, rdb, b, opts...)
-		require.NoError(t, b.Client.Set(ctx, key(b, "jobs", "k", "val"), `"v0"`, 10*time.Second).Err()) // due
+		require.NoError(t, b.Client.Set(ctx, val, `"v0"`, 10*time.Second).Err()) // due
 		l := newGatedLoader(t, 1)
 		v, err := refresher.Get(ctx, "k", l.load)
 		require.NoError(t, err)
 		assert.Equal(t, "v0", v)
-		require.Eventually(t, func() bool { return l.calls.Load() == 1 }, 5*time.Second, time.Millisecond)
+		require.Eventually(t, func() bool { return l.calls.Load() == 1 }, 20*time.Second, time.Millisecond)
 
 		// c reads v0, due; it expires before c's background check, which
-		// finds the lease held.
+		// finds the refresh lease held.
 		v, err = c.Get(ctx, "k", l.load)
 		require.NoError(t, err)
 		assert.Equal(t, "v0", v)
 		c.Wait()
-		w, err := b.Client.HGet(ctx, key(b, "jobs", "k", "lease"), "w").Result()
-		require.NoError(t, err)
-		assert.Equal(t, "0", w, "the background check is not a waiter")
+		assert.Equal(t, []string{key(b, "jobs", "k", "lease")}, b.Keys(""), "no lease taken, no marker, no wake list")
 		l.open()
 		refresher.Wait()
 		assert.Equal(t, int64(1), l.calls.Load())
-		assert.Equal(t, `"v1"`, raw(t, b, key(b, "jobs", "k", "val")))
-		assert.Empty(t, b.Keys(key(b, "jobs", "k", "wake")), "no copy pushed for nobody")
+		assert.Equal(t, `"v1"`, raw(t, b, val))
+		assert.Equal(t, []string{val}, b.Keys(""), "no copy pushed for nobody")
+
+		// Another process loads the entry (its marker replaced the value).
+		b.Flush()
+		marker := cache.MarkerForTest("loader", false)
+		rdb2, _ := b.NewClient()
+		rdb2.AddHook(afterRead{b.Client, marker})
+		c2 := newCache[string](t, rdb2, b, opts...)
+		require.NoError(t, b.Client.Set(ctx, val, `"v0"`, 10*time.Second).Err()) // due
+		l2 := newGatedLoader(t)
+		v, err = c2.Get(ctx, "k", l2.load)
+		require.NoError(t, err)
+		assert.Equal(t, "v0", v)
+		c2.Wait()
+		assert.Zero(t, l2.calls.Load(), "the loader in the other process loads it")
+		assert.Equal(t, marker, raw(t, b, val), "not registered as a waiter")
+		assert.Equal(t, []string{val}, b.Keys(""))
 	})
 }

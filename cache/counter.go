@@ -3,13 +3,15 @@ package cache
 import (
 	"context"
 	_ "embed"
+	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/ria-go/ria/internal/keys"
 	"github.com/ria-go/ria/internal/script"
@@ -17,13 +19,24 @@ import (
 
 var (
 	//go:embed incr.lua
-	incrLua    string
-	incrScript = script.New("cache incr", leaseLua+incrLua)
+	incrLua string
+	// incrScript adds n != 0: a re-send is answered from a record.
+	incrScript = script.NewOnce("cache incr", incrLua)
+	// peekScript adds 0 (Get), naturally idempotent.
+	peekScript = script.New("cache incr", incrLua)
 
 	//go:embed restored.lua
 	restoredLua    string
-	restoredScript = script.New("cache restored", restoredLua)
+	restoredScript = script.NewOnce("cache restored", restoredLua)
+
+	//go:embed unlease.lua
+	unleaseLua    string
+	unleaseScript = script.New("cache unlease", unleaseLua)
 )
+
+// ErrOverflow is returned (wrapped) by [Counter.Incr] when adding n would
+// take the counter beyond the range of an int64; nothing was added.
+var ErrOverflow = errors.New("cache: counter would overflow")
 
 // RestoreFunc returns the current value of the counter key from the system
 // of record (the blog's job-views table), for a counter Redis has lost.
@@ -43,6 +56,8 @@ type Counter struct {
 	mu      sync.Mutex
 	pending map[string]*restoring // missing counters a caller of this process restores or waits for
 	waiting atomic.Int64          // callers waiting for a restore (read by tests)
+
+	beforeBlock func() // test hook: called between a waiter's registration and its BLMOVE
 }
 
 // restoring is a restore of a missing counter, or a wait for one, by a
@@ -89,9 +104,17 @@ func (c *Counter) Name() string { return c.name }
 // and no increment is lost. If the restore fails, its caller gets the error
 // (its n is not added) and a waiter takes over at once (if it panics, the
 // same happens, and the panic propagates to its caller); if the restorer
-// hangs or dies, a waiter takes over when the lease ends. A restore that outlasts its lease still adds its n,
-// but not its restored value if another restore was first. An Incr that
-// fails with a network error may or may not have counted.
+// hangs or dies, a waiter takes over when the lease ends. A restore that
+// outlasts its lease still adds its n, but not its restored value if
+// another restore was first.
+//
+// An Incr counts exactly once even when go-redis re-sends it after a lost
+// reply: the first run records its reply for the client's retry window
+// (see the package doc, "Lost replies") and a re-send is answered from the
+// record. If every attempt lost its reply, the error wraps
+// [ria.ErrOutcomeUnknown]: it may or may not have counted. A sum beyond
+// the int64 range returns [ErrOverflow], and a counter key that holds
+// something else than an integer a [*ria.KeyError]; neither adds anything.
 //
 // In one process, while a caller restores a counter or waits for its
 // restore, the other callers of that key wait for it in memory, then add
@@ -112,8 +135,8 @@ func (c *Counter) Incr(ctx context.Context, key string, n int64) (int64, error) 
 }
 
 // Get returns the counter key, restoring it if it is missing as [Counter.Incr]
-// does (Get is Incr of 0); reading a counter renews its TTL. Round trips as
-// for Incr.
+// does (Get is Incr of 0, which needs no record to answer a re-send);
+// reading a counter renews its TTL. Round trips as for Incr.
 func (c *Counter) Get(ctx context.Context, key string) (int64, error) {
 	if err := checkKey("counter get", key); err != nil {
 		return 0, err
@@ -125,11 +148,48 @@ func (c *Counter) Get(ctx context.Context, key string) (int64, error) {
 	return v, nil
 }
 
+// run runs incr.lua once: as a once-script for n != 0, plainly for n = 0.
+func (c *Counter) run(ctx context.Context, k counterKeys, n int64, token string) (step, error) {
+	ks := []string{k.count, k.lease, k.wake}
+	var (
+		v   any
+		err error
+	)
+	if n == 0 {
+		v, err = peekScript.Run(ctx, c.rdb, ks, n, ms(c.ttl), token, ms(c.lease))
+	} else {
+		v, err = incrScript.RunOnce(ctx, c.rdb, c.keys.Once(k.entity), ks, n, ms(c.ttl), token, ms(c.lease))
+	}
+	if err != nil {
+		return step{}, counterError(script.Unknown(err))
+	}
+	if arr, ok := v.([]any); ok && len(arr) == 2 {
+		if s, ok := arr[1].(string); ok { // a value beyond 2^53
+			num, perr := strconv.ParseInt(s, 10, 64)
+			if perr != nil {
+				return step{}, fmt.Errorf("script %s: counter %q: %w", incrScript.Name(), s, perr)
+			}
+			arr[1] = num
+		}
+	}
+	return parseStep(incrScript.Name(), v)
+}
+
+// counterError maps the overflow reply of incr.lua and restored.lua to
+// ErrOverflow.
+func counterError(err error) error {
+	var rerr redis.Error
+	if errors.As(err, &rerr) && strings.Contains(rerr.Error(), "ERANGE ria counter") {
+		return fmt.Errorf("%w: %w", ErrOverflow, err)
+	}
+	return err
+}
+
 func (c *Counter) incr(ctx context.Context, key string, n int64) (int64, error) {
 	k := c.counterKeys(key)
 	token := ""
 	if c.restore != nil {
-		token = uuid.NewString()
+		token = script.Nonce()
 	}
 	for {
 		if err := ctx.Err(); err != nil {
@@ -145,13 +205,12 @@ func (c *Counter) incr(ctx context.Context, key string, n int64) (int64, error) 
 				}
 			}
 		}
-		v, err := incrScript.Run(ctx, c.rdb, k[:], n, ms(c.ttl), token, ms(c.lease))
-		var st step
-		if err == nil {
-			st, err = parseStep(incrScript.Name(), v)
-		}
+		st, err := c.run(ctx, k, n, token)
 		if err != nil {
-			if token != "" {
+			if token != "" && !isKeyError(err) && !errors.Is(err, ErrOverflow) {
+				// The script may have taken the lease before its reply
+				// was lost (the error wraps ria.ErrOutcomeUnknown): give
+				// it back so that nobody waits for it.
 				c.release(ctx, k, token)
 			}
 			return 0, err
@@ -162,7 +221,7 @@ func (c *Counter) incr(ctx context.Context, key string, n int64) (int64, error) 
 		case stateLoad:
 			return c.restoreShared(ctx, key, k, token, n)
 		case stateWait:
-			if err := c.awaitRestore(ctx, key, k, blockFor(st.num, c.lease)); err != nil {
+			if err := c.awaitRestore(ctx, key, k.wake+st.token, blockFor(st.num, c.lease)); err != nil {
 				return 0, fmt.Errorf("wait for restore: %w", err)
 			}
 			// Restored, abandoned, or the lease ended: look again.
@@ -189,7 +248,7 @@ func (c *Counter) begin(key string, d time.Duration) (p *restoring, mine bool) {
 // restoreShared runs restoreAndAdd; callers of this process that come
 // meanwhile wait for it (unless one of them waits already: it is woken by
 // the restore as callers in other processes are).
-func (c *Counter) restoreShared(ctx context.Context, key string, k entryKeys, token string, n int64) (int64, error) {
+func (c *Counter) restoreShared(ctx context.Context, key string, k counterKeys, token string, n int64) (int64, error) {
 	if p, mine := c.begin(key, c.lease); mine {
 		defer c.end(key, p)
 	}
@@ -231,21 +290,25 @@ func (c *Counter) follow(ctx context.Context, key string, p *restoring) error {
 
 // awaitRestore waits, up to d, for the restore of key that another caller
 // (in any process) runs: in memory if a caller of this process restores or
-// waits already, else in a blocking read of the wake list.
-func (c *Counter) awaitRestore(ctx context.Context, key string, k entryKeys, d time.Duration) error {
+// waits already, else in a blocking read of wake, the wake list of the
+// restorer's lease, on which incr.lua registered this caller.
+func (c *Counter) awaitRestore(ctx context.Context, key, wake string, d time.Duration) error {
 	p, mine := c.begin(key, d)
 	if !mine {
 		return c.follow(ctx, key, p)
 	}
 	defer c.end(key, p)
+	if c.beforeBlock != nil {
+		c.beforeBlock()
+	}
 	c.waiting.Add(1)
 	defer c.waiting.Add(-1)
-	_, _, err := await(ctx, c.rdb, k[2], d)
+	_, _, err := await(ctx, c.rdb, wake, d)
 	return err
 }
 
 // restoreAndAdd calls restore as the lease holder and sets the counter.
-func (c *Counter) restoreAndAdd(ctx context.Context, key string, k entryKeys, token string, n int64) (int64, error) {
+func (c *Counter) restoreAndAdd(ctx context.Context, key string, k counterKeys, token string, n int64) (int64, error) {
 	done := false
 	defer func() {
 		if !done { // restore panicked
@@ -258,18 +321,46 @@ func (c *Counter) restoreAndAdd(ctx context.Context, key string, k entryKeys, to
 		c.release(ctx, k, token)
 		return 0, fmt.Errorf("restore: %w", err)
 	}
-	v, err := restoredScript.Int64(ctx, c.rdb, k[:], n, ms(c.ttl), token, strconv.FormatInt(base, 10), ms(c.lease))
+	v, err := c.restored(ctx, k, token, base, n)
 	if err != nil {
+		// Give the lease back, so that the waiters look again at once (and
+		// meet the same error, if it is the counter's). If restored.lua
+		// did run (its outcome is unknown), the lease is gone already and
+		// this changes nothing.
 		c.release(ctx, k, token)
-		return 0, err
 	}
-	return v, nil
+	return v, err
+}
+
+// restored runs restored.lua: the counter set to base + n (or n added to
+// it if it exists by now), the lease ended and its waiters woken.
+func (c *Counter) restored(ctx context.Context, k counterKeys, token string, base, n int64) (int64, error) {
+	sum := base + n
+	if (n > 0 && sum < base) || (n < 0 && sum > base) {
+		return 0, fmt.Errorf("%w: restored %d plus %d", ErrOverflow, base, n)
+	}
+	v, err := restoredScript.RunOnce(ctx, c.rdb, c.keys.Once(k.entity), []string{k.count, k.lease, k.wake + token},
+		n, ms(c.ttl), token, strconv.FormatInt(sum, 10), ms(c.lease))
+	if err != nil {
+		return 0, counterError(err)
+	}
+	switch v := v.(type) {
+	case int64:
+		return v, nil
+	case string:
+		num, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("script %s: counter %q: %w", restoredScript.Name(), v, err)
+		}
+		return num, nil
+	}
+	return 0, fmt.Errorf("script %s: want an integer reply, got %T", restoredScript.Name(), v)
 }
 
 // release gives the restore lease back and tells the waiters to look again
 // (best effort, at most one second, whatever ctx says).
-func (c *Counter) release(ctx context.Context, k entryKeys, token string) {
+func (c *Counter) release(ctx context.Context, k counterKeys, token string) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer cancel()
-	_, _ = releaseScript.Int64(rctx, c.rdb, k[:], token, ms(c.lease), 0)
+	_, _ = unleaseScript.Int64(rctx, c.rdb, []string{k.lease, k.wake + token}, token, ms(c.lease))
 }

@@ -62,7 +62,9 @@ func (d *db) restore(ctx context.Context, key string) (int64, error) {
 
 func newCounter(t *testing.T, rdb cache.Client, b *redistest.Backend, restore cache.RestoreFunc, opts ...cache.Option) *cache.Counter {
 	t.Helper()
-	c, err := cache.NewCounter(rdb, "views", restore, append([]cache.Option{cache.WithPrefix(b.Prefix)}, opts...)...)
+	// A lease of a minute unless the test says otherwise: no lease ends
+	// while a test holds a restore back, however slow the machine.
+	c, err := cache.NewCounter(rdb, "views", restore, append([]cache.Option{cache.WithPrefix(b.Prefix), cache.WithLease(time.Minute)}, opts...)...)
 	require.NoError(t, err)
 	return c
 }
@@ -112,7 +114,12 @@ func TestCounter_Incr_restore(t *testing.T) {
 }
 
 // 50 callers over two clients increment a missing counter: one restore, no
-// increment lost, every caller sees a distinct value.
+// increment lost, every caller sees a distinct value. The test opens the
+// restore once every other caller waits for it, wherever it waits: in Redis
+// (registered on the restorer's lease, the first caller of a process to
+// find it missing) or in memory (behind a caller of its own process that
+// restores or waits); which of the two a caller does depends on how the
+// goroutines are scheduled, so the test counts both.
 func TestCounter_Incr_concurrentRestore(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		const callers = 50
@@ -135,7 +142,9 @@ func TestCounter_Incr_concurrentRestore(t *testing.T) {
 				results <- result{n, err}
 			}()
 		}
-		waitForWaits(t, b, "views", "job1", "count.lease", callers-1)
+		require.Eventually(t, func() bool {
+			return d.restores.Load() == 1 && counters[0].WaitingForTest()+counters[1].WaitingForTest() == callers-1
+		}, 20*time.Second, time.Millisecond, "every caller but the restorer waits")
 		d.open()
 		var got []int64
 		for range callers {
@@ -169,7 +178,7 @@ func TestCounter_Incr_restoreFails(t *testing.T) {
 		_, err := c.Incr(ctx, "job1", 1)
 		assert.ErrorIs(t, err, down)
 		assert.ErrorContains(t, err, `cache: counter views incr "job1": restore: db down`)
-		assert.Empty(t, b.Keys(""), "nothing counted, lease given back")
+		assert.Empty(t, dataKeys(b, ""), "nothing counted, lease given back")
 		n, err := c.Incr(ctx, "job1", 1)
 		require.NoError(t, err)
 		assert.Equal(t, int64(6), n)
@@ -187,16 +196,16 @@ func TestCounter_Incr_restoreFails(t *testing.T) {
 				_, err := c.Incr(ctx, "job2", 1)
 				first <- err
 			}()
-			require.Eventually(t, func() bool { return d.restores.Load() == 1 }, 5*time.Second, time.Millisecond)
+			require.Eventually(t, func() bool { return d.restores.Load() == 1 }, 20*time.Second, time.Millisecond)
 			second := make(chan error, 1)
 			go func() {
 				_, err := waiter.Incr(ctx, "job2", 1)
 				second <- err
 			}()
 			if sameProcess {
-				require.Eventually(t, func() bool { return c.WaitingForTest() == 1 }, 5*time.Second, time.Millisecond)
+				require.Eventually(t, func() bool { return c.WaitingForTest() == 1 }, 20*time.Second, time.Millisecond)
 			} else {
-				waitForWaits(t, b, "views", "job2", "count.lease", 1)
+				waitForWaits(t, b, "views", "job2", 1)
 			}
 			start := time.Now()
 			d.open()
@@ -219,29 +228,37 @@ func TestCounter_Incr_restorerHangs(t *testing.T) {
 	t.Parallel() // waits out TTLs on the real servers
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
+		const lease = time.Second
 		d := newDB(t, map[string]int64{"job1": 10})
 		d.gated[1] = true
-		c := newCounter(t, b.Client, b, d.restore, cache.WithLease(300*time.Millisecond))
+		c := newCounter(t, b.Client, b, d.restore, cache.WithLease(lease))
 		hung := make(chan int64, 1)
 		go func() {
 			n, _ := c.Incr(ctx, "job1", 1)
 			hung <- n
 		}()
-		require.Eventually(t, func() bool { return d.restores.Load() == 1 }, 5*time.Second, time.Millisecond)
-		other := newCounter(t, b.Client, b, d.restore, cache.WithLease(300*time.Millisecond)) // another process
+		require.Eventually(t, func() bool { return d.restores.Load() == 1 }, 20*time.Second, time.Millisecond)
+		other := newCounter(t, b.Client, b, d.restore, cache.WithLease(lease)) // another process
 		waiters := make(chan int64, 2)
+		var finished atomic.Int64
 		incr := func(c *cache.Counter) {
 			n, err := c.Incr(ctx, "job1", 1)
 			if err != nil {
 				n = -1
 			}
+			finished.Add(1)
 			waiters <- n
 		}
+		// Each waits for the hung restorer: other in Redis, c in memory.
+		// (On a real server the lease runs out in real time: one so slow
+		// to start that it comes after the takeover just adds its 1.)
 		go incr(other)
-		waitForWaits(t, b, "views", "job1", "count.lease", 1)
-		go incr(c) // waits for the restorer in memory, until its lease ends
-		require.Eventually(t, func() bool { return c.WaitingForTest() == 1 }, 5*time.Second, time.Millisecond)
-		b.FastForward(400 * time.Millisecond)
+		require.Eventually(t, func() bool { return other.WaitingForTest()+finished.Load() == 1 }, 20*time.Second, time.Millisecond)
+		go incr(c)
+		require.Eventually(t, func() bool {
+			return other.WaitingForTest()+c.WaitingForTest()+finished.Load() == 2
+		}, 20*time.Second, time.Millisecond)
+		b.FastForward(lease + 100*time.Millisecond)
 		got := []int64{<-waiters, <-waiters}
 		slices.Sort(got)
 		assert.Equal(t, []int64{11, 12}, got, "restored by one waiter, then the other's 1")

@@ -28,15 +28,19 @@
 //   - Stampedes. The blog's get-then-setex lets every worker that misses run
 //     the heavy task; its "task flag" version makes the others sleep a fixed
 //     time and read again (nothing if the task was slower), and its flag
-//     outlives a crashed task. Here a miss takes a lease (a HASH with the
-//     loader's token, PX lease) in the same script that confirms the miss
-//     (a hit is a plain GET: no script runs); everyone else blocks on the
-//     entry's wake list (BLMOVE, no polling) and receives the value the
-//     loader pushes there. Concurrent Gets of a key in one process share
-//     one Get: one read, one wait or load, and its result (its error too,
-//     if its load failed). A failed load wakes the waiters of other
-//     processes at once and one takes over; a hung or dead loader is
-//     replaced when its lease ends.
+//     outlives a crashed task. Here a Get's first command both reads the
+//     entry and, on a miss, takes its lease: SET val <lease marker> NX PX
+//     lease GET answers a hit with the value, as a GET does, and on a miss
+//     leaves the caller's marker (its token, PX lease) where the value will
+//     be. The loader stores with a compare-and-set that checks its marker;
+//     everyone else registers as a waiter of that lease (a marker flag, so
+//     the store knows someone waits: no server work when nobody does) and
+//     blocks on the lease's own wake list (BLMOVE, no polling), receiving
+//     the value the store pushes there. Concurrent Gets of a key in one
+//     process share one Get: one read, one wait or load, and its result
+//     (its error too, if its load failed). A failed load wakes the waiters
+//     of other processes at once and one takes over; a hung or dead loader
+//     is replaced when its lease ends.
 //   - Expiry cliffs. With [WithRefreshAhead] an entry close to its end is
 //     returned as usual while one caller reloads it in the background; with
 //     [WithStaleGrace] an expired entry is kept for a grace time and served
@@ -57,14 +61,16 @@
 //   - The password-reset limiter's EXISTS then SETEX is a race (two
 //     requests both see no key and both send an email): [Guard.Allow] is one
 //     SET NX PX.
-//   - Latest-N lists push and trim in one MULTI/EXEC; rankings are typed.
+//   - Latest-N lists push and trim in one script; rankings are typed.
 //
 // # Guarantees and limits
 //
 //   - Exactly one load per miss across all processes, as long as loads end
 //     within the lease ([WithLease], default 10 s). A load that outlasts its
 //     lease is returned to its caller but not stored, and a waiter starts
-//     another: set the lease above the slowest load you expect.
+//     another: set the lease above the slowest load you expect. A
+//     background refresh that outlasts the entry's remaining life may run
+//     beside the load of the caller that then finds the entry missing.
 //   - Refresh ahead and stale grace never make a caller wait; a failing
 //     background reload is retried at most once a second (or once per
 //     lease, if shorter) while the old value lasts.
@@ -72,6 +78,9 @@
 //     wrote it, or a person did) treats it as a miss and overwrites it, and
 //     logs the decode error ([WithLogger]); a Batch read without a loader,
 //     [Latest.List] and [Top.Range] return an error wrapping [ErrDecode].
+//     No encoded value may start with the bytes of a lease marker,
+//     "\x00ria:lease:" (no JSON, msgpack, gob or protobuf encoding does): Set
+//     and Get refuse one that does.
 //   - Waiters that give up (ctx) return at once; their blocked BLMOVE ends
 //     within the lease or their ctx's deadline, then frees its connection.
 //     Each blocked waiter holds a connection of the client's pool, but only
@@ -84,52 +93,125 @@
 //     background refresh it is recovered and logged ([WithLogger]).
 //   - Background refreshes are bounded by the lease; [Cache.Wait] waits
 //     for those running (call it at shutdown, after the last Get).
-//   - A loader hands values up to 64 KiB to its waiters through the wake
-//     list, which holds that second copy for at most the lease (it exists
-//     only when someone waited); waiters re-read larger values (one more
-//     round trip).
+//   - A loader hands values up to 64 KiB to its waiters through the lease's
+//     wake list, which holds that second copy for at most the lease (it
+//     exists only when someone waited); waiters re-read larger values (one
+//     more round trip).
 //   - Redis is the source of truth for the lease, so a failover that loses
 //     a fresh lease can let a second caller load (a duplicate load, never a
 //     wrong value). Redis unreachable: Get returns the error without
 //     loading.
 //   - Every process sharing a name (and prefix) must use the same type,
 //     codec, TTL and grace.
+//   - A key of another Redis type, or a counter that is not an integer,
+//     where the package expects its own gives a [*ria.KeyError] naming the
+//     key and its role (matching [ria.ErrWrongType] or [ria.ErrCorrupt]):
+//     every script checks the keys it relies on before its first write, so
+//     the call changed nothing. A counter sum beyond the int64 range gives
+//     [ErrOverflow], also before any write.
+//   - Numbers are bounded: durations (TTLs, leases, windows, grace) at most
+//     [MaxDuration], list lengths and ranges at most [MaxN], scores finite.
+//     Guard.Allow needs Redis 7.0 or later (SET with both NX and GET), as
+//     does Get (the same command).
+//
+// # Lost replies
+//
+// go-redis re-sends a command whose reply was lost (a dropped connection, a
+// read timeout; MaxRetries, 3 by default), so a command may run twice.
+// Every state-changing call of this package answers truly all the same:
+//
+//   - Naturally idempotent: a Get's first command (a re-sent SET NX GET
+//     finds the caller's own marker, so the caller knows it holds the
+//     lease), a waiter's registration, the loader's store (a re-send finds
+//     its own value and answers "stored" again), Set, Delete, the releases,
+//     the background refresh check, Guard.Allow (SET key <nonce> NX PX GET:
+//     a re-send finds its own nonce and answers true), Top.Add (ZADD of the
+//     same score), Counter.Get (INCRBY 0; a restore lease names its taker).
+//   - Answered from a record: [Counter.Incr], the restore's final set,
+//     [Latest.Push] and [Top.Incr] run once-scripts: the first run records
+//     its reply under a key of its own call, <prefix>{N:K}:once:<nonce>, a
+//     STRING that lives for the client's retry window, and a re-send is
+//     answered from it. The window is read from the client's options:
+//     MaxRetries times (PoolTimeout + WriteTimeout + ReadTimeout +
+//     MaxRetryBackoff), plus a second, at most 5 minutes; 52 s with
+//     go-redis v9's defaults, none (no record is written) with MaxRetries
+//     -1. Mind the memory on hot paths: each call keeps about 200 bytes
+//     for that window (measured on Redis 7.0: a 45-byte key, a 10-byte
+//     reply, and Redis's per-key and expiry overhead), so 1,000 Incr/s
+//     keep about 52,000 records, some 10 MB, with the defaults. Give a hot
+//     counter a client with fewer retries or shorter timeouts to shrink
+//     it, or MaxRetries -1 to keep none (a lost reply is then an error
+//     whose outcome is unknown, below). Counter.Get, Top.Add and the
+//     Cache's calls keep none.
+//
+// When every attempt lost its reply, the call returns an error wrapping
+// [ria.ErrOutcomeUnknown]: it may or may not have taken effect; read the
+// state to find out. A refusal (Guard.Allow's false, a KeyError,
+// ErrOverflow) always means the call changed nothing. A Get whose first
+// command failed that way gives back the lease it may have taken.
 //
 // # Keys
 //
 // With the default prefix "cache:", a Cache, Counter, Guard, Latest or Top
 // named N and a key K:
 //
-//	cache:{N:K}:val          STRING  a Cache entry: the encoded value, PX ttl+grace
-//	cache:{N:K}:lease        HASH    t = loader's token, w = waits; PX lease
-//	cache:{N:K}:wake         LIST    "v"+value or "r" (look again) for waiters; PX lease
-//	cache:{N:K}:count        STRING  a Counter, PX ttl from its last use
-//	cache:{N:K}:count.lease  HASH    as lease, for the restorer
-//	cache:{N:K}:count.wake   LIST    "r" when restored or abandoned; PX lease
-//	cache:{N:K}:guard        STRING  "1", PX window: a Guard's refusal
-//	cache:{N:K}:latest       LIST    a Latest list, encoded values, newest first
-//	cache:{N:K}:top          ZSET    a Top ranking: encoded members scored
+//	cache:{N:K}:val              STRING  a Cache entry: the encoded value, PX ttl+grace;
+//	                                     while a caller loads it, its lease marker
+//	                                     "\x00ria:lease:"+token (+":w" once a waiter
+//	                                     registered), PX lease
+//	cache:{N:K}:lease            STRING  the token of the caller refreshing the entry in
+//	                                     the background, PX lease
+//	cache:{N:K}:wake:<token>     LIST    "v"+value or "r" (look again) for the waiters of
+//	                                     lease <token>; PX lease
+//	cache:{N:K}:count            STRING  a Counter, PX ttl from its last use
+//	cache:{N:K}:count.lease      HASH    t = restorer's token, w = waiters; PX lease
+//	cache:{N:K}:count.wake:<t>   LIST    "r" when restore t is done or abandoned; PX lease
+//	cache:{N:K}:guard            STRING  the nonce of the call let through, PX window
+//	cache:{N:K}:latest           LIST    a Latest list, encoded values, newest first
+//	cache:{N:K}:top              ZSET    a Top ranking: encoded members scored
+//	cache:{N:K}:once:<nonce>     STRING  the reply of one Counter.Incr, restore,
+//	                                     Latest.Push or Top.Incr, for its re-sends; PX
+//	                                     the client's retry window
 //
-// Names must not contain '{', '}' or ':'; keys may be any non-empty string.
+// Names must not contain '{', '}' or ':'; keys may be any non-empty string
+// (braces included: no part holds a '}', so the last '}' of a key closes
+// its tag, and all the keys of one entry share its slot).
 //
 // # Round trips
 //
 // Once the scripts are cached on the server (a script's first call on a
-// server costs one more: EVALSHA answered NOSCRIPT, then EVAL):
+// server costs one more: EVALSHA answered NOSCRIPT, then EVAL). The server
+// commands in brackets count those a script runs, as Redis's INFO
+// commandstats does; a TYPE is a check (check.lua) where no command of the
+// script checks the key's type itself.
 //
-//	Cache.Get      hit 1 (a plain GET; GET+PTTL with refresh or grace on; no script);
-//	               miss: loader 3 (read, look, store), waiter 3 (read, look, wait),
-//	               +1 per look again; a Get that joins another Get of its
-//	               process: 0; due for refresh: 1, and 1 in the background
-//	               to take the lease, then the reload
-//	Cache.Set      1       Cache.Delete  1
-//	Counter.Incr   1; missing: restorer 2, waiter 3 (look, wait, add); a
-//	               caller waiting for another of its process 1 or 2 (add,
-//	               or look and add)
-//	Counter.Get    as Incr
-//	Guard.Allow    1 (SET NX PX)
-//	Latest.Push    1 (MULTI LPUSH LTRIM [PEXPIRE] EXEC)    Latest.List 1
-//	Top.Incr/Add   1 (ZINCRBY/ZADD, in MULTI with PEXPIRE when a TTL is set)
+//	Cache.Get      hit 1: SET NX PX GET [1] (with refresh or grace on, and
+//	               PTTL in the same round trip [2]); no script runs
+//	               miss, the loader 2: SET NX PX GET; the load; the store
+//	               [EVALSHA: GET, SET; with waiters, TYPE, RPUSH, PEXPIRE of
+//	               their wake list; with refresh or grace on, GET and DEL of
+//	               the refresh lease] = 4 commands without waiters
+//	               miss, a waiter 3: SET NX PX GET; register [EVALSHA: GET,
+//	               TYPE, SET KEEPTTL (the first waiter), PTTL]; BLMOVE; 2 if
+//	               the value was stored by the time it registered; +2 per
+//	               look again
+//	               a Get that joins another Get of its process: 0
+//	               due for refresh: 1, and 1 in the background to take the
+//	               refresh lease, then the reload and its store
+//	Cache.Set      1 [EVALSHA: GET, SET, and as the store]
+//	Cache.Delete   1 [EVALSHA: GET, DEL, and as the store]
+//	Counter.Incr   1 [EVALSHA: GET and SET of its record, EXISTS (with a
+//	               restore function), INCRBY, PEXPIRE]; missing: restorer 2,
+//	               waiter 3 (look, wait, add); a caller waiting for another
+//	               of its process 1 or 2 (add, or look and add)
+//	Counter.Get    as Incr, without the record
+//	Guard.Allow    1 (SET NX PX GET) [1]
+//	Latest.Push    1 [EVALSHA: GET and SET of its record, TYPE, LPUSH, LTRIM,
+//	               PEXPIRE with a TTL]
+//	Latest.List    1
+//	Top.Incr       1 [EVALSHA: GET and SET of its record, TYPE, ZINCRBY,
+//	               PEXPIRE with a TTL]
+//	Top.Add        1 [EVALSHA: TYPE, ZADD, PEXPIRE with a TTL]
 //	Top.Range      1
 //	Batch.Exec     1 (one per node on Cluster), plus loads and restores of
 //	               what was missing, and background refreshes

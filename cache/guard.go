@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/ria-go/ria/internal/keys"
+	"github.com/ria-go/ria/internal/script"
 )
 
 // Guard lets an action through once per window per key: the blog's
@@ -38,18 +41,27 @@ func (g *Guard) Name() string { return g.name }
 
 // Allow reports whether the action on key may go ahead: true for the first
 // call, then false until window has passed since that call (Redis's clock),
-// in one round trip (SET NX PX). The window is not extended by refused
-// calls. It must be at least 1ms.
+// in one round trip: SET key <nonce> NX PX window GET, which also tells a
+// call that go-redis re-sent after a lost reply that the key holds its own
+// nonce, so that it answers true. The window is not extended by refused
+// calls. It must be at least 1ms and at most [MaxDuration]. If every
+// attempt lost its reply, the error wraps [ria.ErrOutcomeUnknown]; a key
+// that holds another type than a STRING gives a [*ria.KeyError]. Needs
+// Redis 7.0 or later (SET with both NX and GET).
 func (g *Guard) Allow(ctx context.Context, key string, window time.Duration) (bool, error) {
 	if err := checkKey("guard allow", key); err != nil {
 		return false, err
 	}
-	if window < time.Millisecond {
-		return false, fmt.Errorf("cache: guard %s allow %q: window %v: must be at least 1ms", g.name, key, window)
+	if window < time.Millisecond || window > MaxDuration {
+		return false, fmt.Errorf("cache: guard %s allow %q: window %v: must be at least 1ms and at most %v", g.name, key, window, MaxDuration)
 	}
-	ok, err := g.rdb.SetNX(ctx, g.guardKey(key), "1", window.Truncate(time.Millisecond)).Result()
-	if err != nil {
-		return false, fmt.Errorf("cache: guard %s allow %q: %w", g.name, key, err)
+	k, nonce := g.guardKey(key), script.Nonce()
+	held, err := g.rdb.Do(ctx, "set", k, nonce, "nx", "px", window.Milliseconds(), "get").Text()
+	switch {
+	case err == redis.Nil:
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("cache: guard %s allow %q: %w", g.name, key, script.Unknown(wrongType(ctx, g.rdb, err, k, "cache guard", "string")))
 	}
-	return ok, nil
+	return held == nonce, nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -25,23 +26,54 @@ func key(b *redistest.Backend, name, k, part string) string {
 
 func newCache[T any](t *testing.T, rdb cache.Client, b *redistest.Backend, opts ...cache.Option) *cache.Cache[T] {
 	t.Helper()
-	c, err := cache.New[T](rdb, "jobs", append([]cache.Option{cache.WithPrefix(b.Prefix)}, opts...)...)
+	// A lease of a minute unless the test says otherwise: no lease ends
+	// while a test holds a load back, however slow the machine.
+	c, err := cache.New[T](rdb, "jobs", append([]cache.Option{cache.WithPrefix(b.Prefix), cache.WithLease(time.Minute)}, opts...)...)
 	require.NoError(t, err)
 	return c
 }
 
-// waitForWaits blocks until the lease of entry name:k (part "lease" or
-// "count.lease") has counted at least n waits.
-func waitForWaits(t *testing.T, b *redistest.Backend, name, k, part string, n int64) {
+// waitForWaits blocks until the lease of counter name:k has counted at
+// least n waiters registered on the server (waiters of other processes
+// than the restorer's).
+func waitForWaits(t *testing.T, b *redistest.Backend, name, k string, n int64) {
 	t.Helper()
 	require.Eventually(t, func() bool {
-		w, err := b.Client.HGet(context.Background(), key(b, name, k, part), "w").Result()
+		w, err := b.Client.HGet(context.Background(), key(b, name, k, "count.lease"), "w").Result()
 		if err != nil {
 			return false
 		}
 		got, err := strconv.ParseInt(w, 10, 64)
 		return err == nil && got >= n
-	}, 10*time.Second, time.Millisecond)
+	}, 20*time.Second, time.Millisecond)
+}
+
+// waitForWaiters blocks until the Caches cs (one per "process") count n
+// Gets in all registered as waiters of another caller's lease, about to
+// block or blocked on its wake list: from then on, whoever ends the lease
+// wakes them.
+func waitForWaiters[T any](t *testing.T, n int64, cs ...*cache.Cache[T]) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		var got int64
+		for _, c := range cs {
+			got += c.WaitingForTest()
+		}
+		return got == n
+	}, 20*time.Second, time.Millisecond, "%d waiters", n)
+}
+
+// dataKeys returns the keys under the test's prefix but the reply records
+// of once-scripts (<prefix>{entity}:once:<nonce>), which live for the
+// client's retry window whatever the call did.
+func dataKeys(b *redistest.Backend, pattern string) []string {
+	var out []string
+	for _, k := range b.Keys(pattern) {
+		if !strings.Contains(k, "}:once:") {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // gatedLoader counts its calls; the calls numbered in gated block until
@@ -154,19 +186,28 @@ func (h *failNextScript) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	}
 }
 
-// expireAfterRead is a redis.Hook that deletes (through del) the entry a
-// Get's GET+PTTL pipeline has just read, as if it expired between that read
-// and the next step.
-type expireAfterRead struct{ del redis.Cmdable }
+// afterRead is a redis.Hook that, right after a Get's first round trip (SET
+// NX GET and PTTL) has read an entry, deletes it (through c) as if it
+// expired before the Get's next step, or with with set puts that there
+// instead (for a minute).
+type afterRead struct {
+	c    redis.Cmdable
+	with string
+}
 
-func (h expireAfterRead) DialHook(next redis.DialHook) redis.DialHook          { return next }
-func (h expireAfterRead) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (h afterRead) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (h afterRead) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
 
-func (h expireAfterRead) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+func (h afterRead) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		err := next(ctx, cmds)
-		if len(cmds) == 2 && cmds[0].Name() == "get" && cmds[1].Name() == "pttl" {
-			h.del.Del(context.Background(), cmds[0].Args()[1].(string))
+		if len(cmds) == 2 && cmds[0].Name() == "set" && cmds[1].Name() == "pttl" {
+			k := cmds[0].Args()[1].(string)
+			if h.with == "" {
+				h.c.Del(context.Background(), k)
+			} else {
+				h.c.Set(context.Background(), k, h.with, time.Minute)
+			}
 		}
 		return err
 	}

@@ -3,36 +3,67 @@ package cache
 // Every key of one entry, counter, guard, list or ranking carries the hash
 // tag {<name>:<key>}, so the keys one script touches share a Cluster slot.
 // The parts differ between kinds, so that a Cache and a Counter of the same
-// name and key never share a key.
+// name and key never share a key. Names hold no '{', '}' or ':', and no
+// part holds a '}', so the last '}' of a key closes its tag: a key (which
+// may hold anything, braces included) names one entity and one part, and
+// the keys of one entity share its slot.
 
-// entryKeys are the keys of one Cache entry, in the order the scripts take
-// them (KEYS[1..3]).
-type entryKeys [3]string
+// entryKeys are the keys of one Cache entry.
+type entryKeys struct {
+	val   string // STRING the encoded value, PX ttl+grace; or a lease marker, PX lease
+	lease string // STRING token of the caller refreshing it in the background, PX lease
+	wake  string // prefix of the wake LISTs, one per lease: wake + token
+	// entity is the entry's hash-tagged entity, name:key.
+	entity string
+}
 
 // entryKeys returns, for key:
 //
-//	val    STRING  the encoded value, PX ttl+grace
-//	lease  HASH    t = token of the caller loading it, w = number of waits; PX lease
-//	wake   LIST    how the loader wakes waiters: "v"+payload, or "r" (look again); PX lease
+//	val        STRING  the encoded value, PX ttl+grace, or while a caller
+//	                   loads it its lease marker, PX lease
+//	lease      STRING  the token of the caller refreshing it in the
+//	                   background, PX lease
+//	wake:<t>   LIST    how a lease t's holder (or a Set or Delete) wakes the
+//	                   waiters registered on it: "v"+payload, or "r" (look
+//	                   again); PX lease
 func (c *Cache[T]) entryKeys(key string) entryKeys {
 	e := c.name + ":" + key
-	return entryKeys{c.keys.Key(e, "val"), c.keys.Key(e, "lease"), c.keys.Key(e, "wake")}
+	return entryKeys{
+		val: c.keys.Key(e, "val"), lease: c.keys.Key(e, "lease"), wake: c.keys.Key(e, "wake:"), entity: e,
+	}
 }
 
-// valKey is entryKeys(key)[0].
-func (c *Cache[T]) valKey(key string) string { return c.keys.Key(c.name+":"+key, "val") }
+// valKey is entryKeys(key).val, in one allocation (a hit needs no other).
+func (c *Cache[T]) valKey(key string) string {
+	return c.keys.Prefix() + "{" + c.name + ":" + key + "}:val"
+}
+
+// counterKeys are the keys of one Counter.
+type counterKeys struct {
+	count  string // STRING the counter (an integer), PX ttl from its last use
+	lease  string // HASH t = restorer's token, w = waiters registered; PX lease
+	wake   string // prefix of the wake LISTs, one per lease: wake + token
+	entity string // name:key
+}
 
 // counterKeys returns, for key:
 //
-//	count          STRING  the counter (an integer), PX ttl from its last use
-//	count.lease    HASH    as a Cache entry's lease, for the caller restoring it
-//	count.wake     LIST    "r" when the restore is done or abandoned; PX lease
-func (c *Counter) counterKeys(key string) entryKeys {
+//	count            STRING  the counter (an integer), PX ttl from its last use
+//	count.lease      HASH    t = token of the caller restoring it, w = waiters
+//	                         registered; PX lease
+//	count.wake:<t>   LIST    "r" when the restore of lease t is done or
+//	                         abandoned; PX lease
+//	once:<nonce>     STRING  the reply of one Incr, for its re-sends; PX the
+//	                         client's retry window
+func (c *Counter) counterKeys(key string) counterKeys {
 	e := c.name + ":" + key
-	return entryKeys{c.keys.Key(e, "count"), c.keys.Key(e, "count.lease"), c.keys.Key(e, "count.wake")}
+	return counterKeys{
+		count: c.keys.Key(e, "count"), lease: c.keys.Key(e, "count.lease"), wake: c.keys.Key(e, "count.wake:"), entity: e,
+	}
 }
 
-// guardKey is a STRING "1" with PX window, set while key is refused.
+// guardKey is a STRING, the nonce of the call that was let through, with PX
+// window: set while key is refused.
 func (g *Guard) guardKey(key string) string { return g.keys.Key(g.name+":"+key, "guard") }
 
 // listKey is a LIST of encoded values, newest first, at most n long.

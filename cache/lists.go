@@ -2,14 +2,28 @@ package cache
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ria-go/ria/internal/keys"
+	"github.com/ria-go/ria/internal/script"
+)
+
+var (
+	//go:embed push.lua
+	pushLua    string
+	pushScript = script.NewOnce("cache push", pushLua)
+
+	//go:embed top.lua
+	topLua        string
+	topIncrScript = script.NewOnce("cache top", topLua)
+	topAddScript  = script.New("cache top", topLua)
 )
 
 // Latest keeps the n most recent values pushed under each key (the blog's
@@ -26,7 +40,8 @@ type Latest[T any] struct {
 // NewLatest returns the latest-n lists name of values of type T, backed by
 // rdb. Options: [WithCodec], [WithPrefix], [WithTTL] (a list then lives that
 // long after its last push; default: no expiry). It returns an error for an
-// invalid name, n < 1 or an invalid option; a nil rdb panics.
+// invalid name, n < 1 or above [MaxN], or an invalid option; a nil rdb
+// panics.
 func NewLatest[T any](rdb Client, name string, n int, opts ...Option) (*Latest[T], error) {
 	if rdb == nil {
 		panic("cache: NewLatest with nil client")
@@ -34,8 +49,8 @@ func NewLatest[T any](rdb Client, name string, n int, opts ...Option) (*Latest[T
 	if err := checkName("latest", name); err != nil {
 		return nil, err
 	}
-	if n < 1 {
-		return nil, fmt.Errorf("cache: latest %s: n %d: must be at least 1", name, n)
+	if n < 1 || n > MaxN {
+		return nil, fmt.Errorf("cache: latest %s: n %d: must be at least 1 and at most %d", name, n, MaxN)
 	}
 	o, err := build("latest "+name, []string{"WithPrefix", "WithTTL", "WithCodec"}, opts)
 	if err != nil {
@@ -48,8 +63,13 @@ func NewLatest[T any](rdb Client, name string, n int, opts ...Option) (*Latest[T
 func (l *Latest[T]) Name() string { return l.name }
 
 // Push adds vs to the list key, the last one newest, and trims the list to
-// its n newest values, atomically in one round trip (MULTI: LPUSH, LTRIM,
-// and PEXPIRE with [WithTTL]).
+// its n newest values, atomically in one round trip (a script: LPUSH,
+// LTRIM, and PEXPIRE with [WithTTL]). Only the n last of vs can stay, so
+// only those are sent. A Push that go-redis re-sends after a lost reply is
+// answered from a record of its first run instead of pushing twice (see
+// the package doc, "Lost replies"); if every attempt lost its reply, the
+// error wraps [ria.ErrOutcomeUnknown]. A key that holds another type than
+// a LIST gives a [*ria.KeyError].
 func (l *Latest[T]) Push(ctx context.Context, key string, vs ...T) error {
 	if err := checkKey("latest push", key); err != nil {
 		return err
@@ -57,25 +77,31 @@ func (l *Latest[T]) Push(ctx context.Context, key string, vs ...T) error {
 	if len(vs) == 0 {
 		return fmt.Errorf("cache: latest %s push %q: no values", l.name, key)
 	}
-	payloads := make([]any, len(vs))
+	if len(vs) > l.n {
+		vs = vs[len(vs)-l.n:]
+	}
+	args := make([]any, 2, len(vs)+2)
+	args[0], args[1] = l.n, ttlArg(l.ttl)
 	for i, v := range vs {
 		b, err := l.codec.Marshal(v)
 		if err != nil {
 			return fmt.Errorf("cache: latest %s push %q: encode value %d: %w", l.name, key, i, err)
 		}
-		payloads[i] = b
+		args = append(args, b)
 	}
-	k := l.listKey(key)
-	p := l.rdb.TxPipeline()
-	p.LPush(ctx, k, payloads...)
-	p.LTrim(ctx, k, 0, int64(l.n)-1)
-	if l.ttl > 0 {
-		p.PExpire(ctx, k, l.ttl)
-	}
-	if _, err := p.Exec(ctx); err != nil {
+	e := l.name + ":" + key
+	if _, err := pushScript.RunOnce(ctx, l.rdb, l.keys.Once(e), []string{l.listKey(key)}, args...); err != nil {
 		return fmt.Errorf("cache: latest %s push %q: %w", l.name, key, err)
 	}
 	return nil
+}
+
+// ttlArg is the ttl argument of push.lua and top.lua: ms, or 0 for none.
+func ttlArg(ttl time.Duration) int64 {
+	if ttl <= 0 {
+		return 0
+	}
+	return ms(ttl)
 }
 
 // List returns the list key, newest first (empty if it does not exist), in
@@ -87,6 +113,7 @@ func (l *Latest[T]) List(ctx context.Context, key string) ([]T, error) {
 	}
 	raw, err := l.rdb.LRange(ctx, l.listKey(key), 0, int64(l.n)-1).Result()
 	if err != nil {
+		err = wrongType(ctx, l.rdb, err, l.listKey(key), "cache latest list", "list")
 		return nil, fmt.Errorf("cache: latest %s list %q: %w", l.name, key, err)
 	}
 	out, err := l.decode(raw)
@@ -146,66 +173,74 @@ func NewTop[T any](rdb Client, name string, opts ...Option) (*Top[T], error) {
 func (t *Top[T]) Name() string { return t.name }
 
 // Incr adds by to member's score in the ranking key (ZINCRBY; a new member
-// starts from 0) and returns the new score, in one round trip.
+// starts from 0) and returns the new score, in one round trip (a script,
+// with PEXPIRE when a TTL is set). An Incr that go-redis re-sends after a
+// lost reply is answered from a record of its first run instead of counting
+// twice (see the package doc, "Lost replies"); if every attempt lost its
+// reply, the error wraps [ria.ErrOutcomeUnknown]. by must be finite; a key
+// that holds another type than a ZSET gives a [*ria.KeyError].
 func (t *Top[T]) Incr(ctx context.Context, key string, member T, by float64) (float64, error) {
-	var cmd *redis.FloatCmd
-	err := t.write(ctx, "incr", key, member, by, func(p redis.Pipeliner, k, m string) {
-		cmd = p.ZIncrBy(ctx, k, by, m)
-	})
-	if err != nil {
+	return t.write(ctx, "incr", key, member, by)
+}
+
+// Add sets member's score in the ranking key (ZADD), in one round trip (a
+// script, with PEXPIRE when a TTL is set). Setting a score twice is setting
+// it once, so a re-send needs no record. score must be finite; a key that
+// holds another type than a ZSET gives a [*ria.KeyError].
+func (t *Top[T]) Add(ctx context.Context, key string, member T, score float64) error {
+	_, err := t.write(ctx, "add", key, member, score)
+	return err
+}
+
+// write runs top.lua: op "incr" (a once-script) or "add".
+func (t *Top[T]) write(ctx context.Context, op, key string, member T, score float64) (float64, error) {
+	if err := checkKey("top "+op, key); err != nil {
 		return 0, err
 	}
-	return cmd.Val(), nil
-}
-
-// Add sets member's score in the ranking key (ZADD), in one round trip.
-func (t *Top[T]) Add(ctx context.Context, key string, member T, score float64) error {
-	return t.write(ctx, "add", key, member, score, func(p redis.Pipeliner, k, m string) {
-		p.ZAdd(ctx, k, redis.Z{Score: score, Member: m})
-	})
-}
-
-// write runs one ZINCRBY or ZADD (queued by queue), with PEXPIRE in
-// MULTI/EXEC when the rankings have a TTL.
-func (t *Top[T]) write(ctx context.Context, op, key string, member T, score float64, queue func(p redis.Pipeliner, k, m string)) error {
-	if err := checkKey("top "+op, key); err != nil {
-		return err
-	}
-	if math.IsNaN(score) {
-		return fmt.Errorf("cache: top %s %s %q: score is NaN", t.name, op, key)
+	if math.IsNaN(score) || math.IsInf(score, 0) {
+		return 0, fmt.Errorf("cache: top %s %s %q: score %v: must be finite", t.name, op, key, score)
 	}
 	m, err := t.codec.Marshal(member)
 	if err != nil {
-		return fmt.Errorf("cache: top %s %s %q: encode member: %w", t.name, op, key, err)
+		return 0, fmt.Errorf("cache: top %s %s %q: encode member: %w", t.name, op, key, err)
 	}
-	k := t.rankKey(key)
-	p := t.rdb.Pipeline()
-	if t.ttl > 0 {
-		p = t.rdb.TxPipeline()
+	ks := []string{t.rankKey(key)}
+	s := strconv.FormatFloat(score, 'g', -1, 64)
+	var v any
+	if op == "incr" {
+		v, err = topIncrScript.RunOnce(ctx, t.rdb, t.keys.Once(t.name+":"+key), ks, op, s, m, ttlArg(t.ttl))
+	} else {
+		v, err = topAddScript.Run(ctx, t.rdb, ks, op, s, m, ttlArg(t.ttl))
+		err = script.Unknown(err)
 	}
-	queue(p, k, string(m))
-	if t.ttl > 0 {
-		p.PExpire(ctx, k, t.ttl)
+	if err != nil {
+		return 0, fmt.Errorf("cache: top %s %s %q: %w", t.name, op, key, err)
 	}
-	if _, err := p.Exec(ctx); err != nil {
-		return fmt.Errorf("cache: top %s %s %q: %w", t.name, op, key, err)
+	str, ok := v.(string)
+	if !ok {
+		return 0, fmt.Errorf("cache: top %s %s %q: script %s: want a score, got %T", t.name, op, key, topAddScript.Name(), v)
 	}
-	return nil
+	f, err := strconv.ParseFloat(str, 64)
+	if err != nil {
+		return 0, fmt.Errorf("cache: top %s %s %q: score %q: %w", t.name, op, key, str, err)
+	}
+	return f, nil
 }
 
 // Range returns the n highest-scored members of the ranking key, highest
 // first (ties: the member whose encoding sorts last first), in one round
-// trip. n must be at least 1. An undecodable member gives an error wrapping
+// trip. n must be at least 1 and at most [MaxN]. An undecodable member gives an error wrapping
 // [ErrDecode].
 func (t *Top[T]) Range(ctx context.Context, key string, n int) ([]Ranked[T], error) {
 	if err := checkKey("top range", key); err != nil {
 		return nil, err
 	}
-	if n < 1 {
-		return nil, fmt.Errorf("cache: top %s range %q: n %d: must be at least 1", t.name, key, n)
+	if n < 1 || n > MaxN {
+		return nil, fmt.Errorf("cache: top %s range %q: n %d: must be at least 1 and at most %d", t.name, key, n, MaxN)
 	}
 	zs, err := t.rdb.ZRevRangeWithScores(ctx, t.rankKey(key), 0, int64(n)-1).Result()
 	if err != nil {
+		err = wrongType(ctx, t.rdb, err, t.rankKey(key), "cache top ranking", "zset")
 		return nil, fmt.Errorf("cache: top %s range %q: %w", t.name, key, err)
 	}
 	out, err := t.decode(zs)

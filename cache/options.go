@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/ria-go/ria/internal/keys"
 )
 
 // Defaults of the options.
@@ -19,6 +21,12 @@ const (
 	DefaultLease = 10 * time.Second
 	// DefaultPrefix is the key prefix.
 	DefaultPrefix = "cache:"
+	// MaxDuration bounds every duration the package takes (TTLs, leases,
+	// windows, grace): 10 years.
+	MaxDuration = 10 * 365 * 24 * time.Hour
+	// MaxN bounds the length of a [Latest] list and the members a [Top]
+	// read returns.
+	MaxN = 1 << 20
 )
 
 // inlineMax is the largest payload that a loader hands to its waiters in the
@@ -92,7 +100,8 @@ func WithStaleGrace(grace time.Duration) Option {
 
 // WithLogger sets where a [Cache] reports what no caller can
 // be told: failed background refreshes, values loaded but not stored,
-// undecodable entries that were replaced. Default: discard.
+// undecodable entries that were replaced. Default: [slog.Default], as it is
+// when the Cache logs.
 func WithLogger(l *slog.Logger) Option {
 	return func(o *options) { o.logger = l; o.mark("WithLogger") }
 }
@@ -113,34 +122,39 @@ func build(kind string, allowed []string, opts []Option) (options, error) {
 		}
 	}
 	var errs []error
-	if strings.ContainsAny(o.prefix, "{}") {
-		errs = append(errs, fmt.Errorf("prefix %q must not contain '{' or '}'", o.prefix))
+	if err := keys.CheckPrefix(o.prefix); err != nil {
+		errs = append(errs, err)
 	}
-	if o.ttlSet && o.ttl < time.Millisecond {
-		errs = append(errs, fmt.Errorf("ttl %v: must be at least 1ms", o.ttl))
+	if o.ttlSet {
+		errs = appendRange(errs, "ttl", o.ttl, time.Millisecond)
 	}
 	if o.codec == nil {
 		errs = append(errs, errors.New("nil codec"))
 	}
-	if o.lease < time.Millisecond {
-		errs = append(errs, fmt.Errorf("lease %v: must be at least 1ms", o.lease))
-	}
-	if o.refresh < 0 {
-		errs = append(errs, fmt.Errorf("refresh window %v: must not be negative", o.refresh))
-	}
-	if o.grace < 0 {
-		errs = append(errs, fmt.Errorf("stale grace %v: must not be negative", o.grace))
-	}
-	if o.logger == nil {
-		if slices.Contains(o.given, "WithLogger") {
-			errs = append(errs, errors.New("nil logger"))
-		}
-		o.logger = slog.New(slog.DiscardHandler)
+	errs = appendRange(errs, "lease", o.lease, time.Millisecond)
+	errs = appendRange(errs, "refresh window", o.refresh, 0)
+	errs = appendRange(errs, "stale grace", o.grace, 0)
+	if o.logger == nil && slices.Contains(o.given, "WithLogger") {
+		errs = append(errs, errors.New("nil logger"))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return o, fmt.Errorf("cache: %s: %w", kind, err)
 	}
 	return o, nil
+}
+
+// appendRange appends to errs an error if d, the option named what, is
+// below least or above [MaxDuration].
+func appendRange(errs []error, what string, d, least time.Duration) []error {
+	switch {
+	case d < least && least == 0:
+		return append(errs, fmt.Errorf("%s %v: must not be negative", what, d))
+	case d < least:
+		return append(errs, fmt.Errorf("%s %v: must be at least %v", what, d, least))
+	case d > MaxDuration:
+		return append(errs, fmt.Errorf("%s %v: must be at most %v", what, d, MaxDuration))
+	}
+	return errs
 }
 
 // checkName checks the name of a Cache, Counter, Guard, Latest or Top. Names

@@ -1,26 +1,46 @@
--- release.lua: give up a lease (a failed load or restore), or delete an
--- entry and end any lease on it (Delete). Waiters are told to look again
--- ('r'), so one of them takes over at once.
--- KEYS[1] val or count   KEYS[2] lease   KEYS[3] wake
--- ARGV[1] the caller's lease token, or '' to delete KEYS[1] and any lease
--- ARGV[2] wake list ttl ms
--- ARGV[3] hold ms: if nobody waits, keep the lease this long instead of
---         deleting it (a failed background refresh is not retried at once)
+-- release.lua: give a lease back, or delete an entry.
+--   'l' a loader that failed: delete its marker (if still there), and tell
+--       the waiters registered on it to look again ('r'): one takes over.
+--   'r' a background refresher that failed: end its refresh lease, or keep
+--       it ARGV[4] ms (a failing loader is then not called on every Get).
+--   'd' Delete: delete the entry, whatever it holds, and any refresh lease;
+--       waiters of a marker it held look again and one of them loads.
+-- Naturally idempotent: a re-send finds nothing left to do.
+-- KEYS[1] val   KEYS[2] refresh lease   KEYS[3] wake list prefix (see store.lua)
+-- ARGV[1] mode   ARGV[2] the caller's token ('d': unused)   ARGV[3] wake list ttl ms
+-- ARGV[4] 'r': hold ms   ARGV[5] '1' when the cache refreshes in the background
 -- returns 1 done, 0 the lease was not the caller's
-if ARGV[1] == '' then
-  redis.call('del', KEYS[1])
-elseif redis.call('hget', KEYS[2], 't') ~= ARGV[1] then
-  return 0
+local cur, bad = read(KEYS[1], 'cache entry')
+if bad then return bad end
+local held = false
+if ARGV[5] == '1' then
+  held, bad = read(KEYS[2], 'cache refresh lease')
+  if bad then return bad end
 end
-local w = tonumber(redis.call('hget', KEYS[2], 'w') or '0')
-if w == 0 and tonumber(ARGV[3]) > 0 then
-  redis.call('pexpire', KEYS[2], ARGV[3])
+if ARGV[1] == 'r' then
+  if held ~= ARGV[2] then return 0 end
+  if tonumber(ARGV[4]) > 0 then
+    redis.call('pexpire', KEYS[2], ARGV[4])
+  else
+    redis.call('del', KEYS[2])
+  end
   return 1
 end
-redis.call('del', KEYS[2])
-if w > 0 then
-  redis.call('del', KEYS[3])
-  redis.call('rpush', KEYS[3], 'r')
-  redis.call('pexpire', KEYS[3], ARGV[2])
+local tok, waited = lease_of(cur)
+if ARGV[1] == 'l' and tok ~= ARGV[2] then return 0 end
+local list
+if waited then
+  list = KEYS[3] .. tok
+  bad = check_types({list, 'list', 'cache wake list'})
+  if bad then return bad end
+end
+if cur then
+  redis.call('del', KEYS[1])
+end
+if ARGV[1] == 'd' and held then
+  redis.call('del', KEYS[2])
+end
+if list then
+  wake(list, 'r', ARGV[3])
 end
 return 1

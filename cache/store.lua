@@ -1,28 +1,46 @@
--- store.lua: store a cache entry (a loader's value, or Set's) and wake the
--- entry's waiters. A Set stores regardless and ends any lease: a load in
--- flight may have read older data, so its value will not be stored.
--- KEYS[1] val    STRING payload, PX ttl+grace
--- KEYS[2] lease  HASH t = holder's token, w = waits counted
--- KEYS[3] wake   LIST: 'v'..payload (the new value) or 'r' (look again); PX
---                ARGV[4]. Waiters rotate it (BLMOVE wake wake RIGHT LEFT), so
---                one push wakes them all.
--- ARGV[1] the caller's lease token, or '' to store regardless (Set)
--- ARGV[2] payload   ARGV[3] entry ttl ms (ttl+grace)   ARGV[4] wake list ttl ms
--- ARGV[5] largest payload (bytes) that travels in the wake list
+-- store.lua: store a Cache entry's value: a loader's (it must still hold
+-- the lease its marker names), a background refresher's (it must still hold
+-- the refresh lease) or a Set's (regardless). The store ends any refresh in
+-- flight, and if the entry held a marker a waiter registered on, it hands
+-- the value to that lease's waiters ('v' .. payload, or 'r' "read it" when
+-- it is larger than ARGV[6]). Naturally idempotent: a re-sent store finds
+-- its own payload and answers 1 again, and wakes nobody twice.
+-- KEYS[1] val    STRING payload PX ttl+grace, or a lease marker PX lease
+-- KEYS[2] lease  STRING token of the background refresher, PX lease (used
+--                only when ARGV[7] is '1')
+-- KEYS[3] wake list prefix: <prefix>{N:K}:wake: (a LIST per lease token)
+-- ARGV[1] 'l' loader, 'r' refresher, 's' Set   ARGV[2] the caller's token
+-- ARGV[3] payload   ARGV[4] entry ttl ms   ARGV[5] wake list ttl ms
+-- ARGV[6] largest payload that travels in a wake list
+-- ARGV[7] '1' when the cache refreshes in the background (refresh or grace)
 -- returns 1 stored, 0 not stored: the lease is no longer the caller's
-if ARGV[1] ~= '' and redis.call('hget', KEYS[2], 't') ~= ARGV[1] then
+local cur, bad = read(KEYS[1], 'cache entry')
+if bad then return bad end
+local held = false
+if ARGV[7] == '1' then
+  held, bad = read(KEYS[2], 'cache refresh lease')
+  if bad then return bad end
+end
+local tok, waited = lease_of(cur)
+if (ARGV[1] == 'l' and tok ~= ARGV[2]) or (ARGV[1] == 'r' and held ~= ARGV[2]) then
+  if cur == ARGV[3] then return 1 end
   return 0
 end
-redis.call('set', KEYS[1], ARGV[2], 'PX', ARGV[3])
-local w = tonumber(redis.call('hget', KEYS[2], 'w') or '0')
-redis.call('del', KEYS[2])
-if w > 0 then
-  redis.call('del', KEYS[3])
-  if string.len(ARGV[2]) <= tonumber(ARGV[5]) then
-    redis.call('rpush', KEYS[3], 'v' .. ARGV[2])
+local list
+if waited then
+  list = KEYS[3] .. tok
+  bad = check_types({list, 'list', 'cache wake list'})
+  if bad then return bad end
+end
+redis.call('set', KEYS[1], ARGV[3], 'px', ARGV[4])
+if held then
+  redis.call('del', KEYS[2])
+end
+if list then
+  if string.len(ARGV[3]) <= tonumber(ARGV[6]) then
+    wake(list, 'v' .. ARGV[3], ARGV[5])
   else
-    redis.call('rpush', KEYS[3], 'r')
+    wake(list, 'r', ARGV[5])
   end
-  redis.call('pexpire', KEYS[3], ARGV[4])
 end
 return 1

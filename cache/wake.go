@@ -8,14 +8,20 @@ import (
 	"github.com/ria-go/ria/internal/wait"
 )
 
-// Waiting for a loader (or restorer) is a blocking BLMOVE wake wake RIGHT
-// LEFT: it takes the element the loader pushed and puts it back at once, so
-// a single push wakes every waiter, in any process, and a waiter that comes
-// late still finds it. The loader empties the list when it takes the lease
-// and gives it a TTL when it pushes, so a waiter only ever sees a push of
-// the lease it waits for. (internal/wait's Pop is the BLPOP of a list of the
-// caller's own; here the list is shared.) In one process, one caller per key
-// blocks; the others wait for it in memory (Cache.shared, Counter.awaitRestore).
+// Waiting for a loader (or restorer) is two steps: a script registers the
+// caller as a waiter of the lease it found (the lease names its holder's
+// token), then a blocking BLMOVE wake wake RIGHT LEFT on that lease's own
+// wake list, <wake prefix><token>: it takes the element pushed there and
+// puts it back at once, so a single push wakes every waiter, in any
+// process, and a waiter that comes late still finds it. Whoever ends the
+// lease (its holder's store or release, a Set, a Delete) pushes to that
+// list if a waiter registered, and gives it the lease as TTL. Since each
+// lease has its own list, nothing that happens to a later lease (taking it
+// used to empty a shared list) can hide that push from a waiter that
+// registered on the lease but has not started its BLMOVE yet. (internal/wait's
+// Pop is the BLPOP of a list of the caller's own; here the list is shared.)
+// In one process, one caller per key blocks; the others wait for it in
+// memory (Cache.shared, Counter.awaitRestore).
 
 // blockFor is how long a waiter blocks when the lease has pttl ms left:
 // until it ends, plus a little jitter so that the waiters freed by an
@@ -41,12 +47,17 @@ func await(ctx context.Context, c Client, key string, d time.Duration) (string, 
 		val string
 		ok  bool
 	}
-	r, err := wait.Detached(ctx, func(ctx context.Context) (rotated, error) {
+	move := func(ctx context.Context) (rotated, error) {
 		val, ok, err := wait.BLMove(ctx, c, max(d, time.Millisecond), key, key, "RIGHT", "LEFT")
 		if err != nil {
 			err = fmt.Errorf("BLMOVE %s: %w", key, err)
 		}
 		return rotated{val, ok}, err
-	})
+	}
+	if ctx.Done() == nil { // a ctx that never ends: no goroutine needed
+		r, err := move(ctx)
+		return r.val, r.ok, err
+	}
+	r, err := wait.Detached(ctx, move)
 	return r.val, r.ok, err
 }

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -91,8 +93,9 @@ type riaProc struct {
 func riaCache(name, codecNote string, codec cache.Codec) contender {
 	return contender{
 		name: name,
-		note: "cache.New[Job](WithTTL(1h), WithCodec(" + codecNote + ")).Get(ctx, key, load): a miss takes a lease; " +
-			"other processes block (BLMOVE) and receive the loader's value; same-process callers share one look",
+		note: "cache.New[Job](WithTTL(1h), WithCodec(" + codecNote + ")).Get(ctx, key, load): SET val <lease> NX PX GET " +
+			"(a hit answers as a GET does; a miss takes the lease), then the store script; waiters in other processes " +
+			"register and block (BLMOVE) for the loader's value; same-process callers share one Get",
 		newProc: func(rdb *redis.Client, prefix string) (proc, error) {
 			c, err := cache.New[Job](rdb, "jobs", cache.WithPrefix(prefix+"ria:"), cache.WithTTL(ttl), cache.WithCodec(codec))
 			return &riaProc{c: c}, err
@@ -103,7 +106,7 @@ func riaCache(name, codecNote string, codec cache.Codec) contender {
 func riaGuard() contender {
 	return contender{
 		name: "ria",
-		note: "cache.NewGuard(...).Allow(ctx, key, 1m): SET key 1 NX PX 60000",
+		note: "cache.NewGuard(...).Allow(ctx, key, 1m): SET key <nonce> NX PX 60000 GET (a re-send after a lost reply finds its own nonce)",
 		newProc: func(rdb *redis.Client, prefix string) (proc, error) {
 			g, err := cache.NewGuard(rdb, "guard", cache.WithPrefix(prefix+"ria:"))
 			return &riaProc{g: g}, err
@@ -185,4 +188,62 @@ func (p *rateProc) allow(ctx context.Context, key string) (bool, error) {
 		return false, err
 	}
 	return res.Allowed > 0, nil
+}
+
+// ---- the physical limit ----
+
+// limitProc is no library: what the scenario costs at least on this machine
+// and server, measured in the same run. A hit is a plain GET of the encoded
+// value (not decoded); a miss a GET and a SET of the encoded value (not
+// encoded per call); a stampede's key 32 GETs at once, then one caller's
+// load and SET; the guard a SET NX PX.
+type limitProc struct {
+	rdb    *redis.Client
+	prefix string
+	value  []byte
+	shared *limitShared
+}
+
+// limitShared is what the limit's "processes" share: which caller loads
+// each stampede key.
+type limitShared struct {
+	mu      sync.Mutex
+	loading map[string]bool
+}
+
+func physicalLimit() contender {
+	shared := &limitShared{loading: map[string]bool{}}
+	value, _ := json.Marshal(newJob(0))
+	return contender{
+		name: "limit",
+		note: "plain go-redis at the same concurrency: hit GET (the value not decoded); miss GET + SET " +
+			"(the value encoded once); stampede 32 GETs, then one load + SET per key; guard SET NX PX",
+		newProc: func(rdb *redis.Client, prefix string) (proc, error) {
+			return &limitProc{rdb: rdb, prefix: prefix + "limit:", value: value, shared: shared}, nil
+		},
+	}
+}
+
+func (p *limitProc) get(ctx context.Context, key string, id int, l *loader) error {
+	k := p.prefix + key
+	_, err := p.rdb.Get(ctx, k).Bytes()
+	switch {
+	case err == nil:
+		return nil
+	case err != redis.Nil:
+		return err
+	}
+	p.shared.mu.Lock()
+	first := !p.shared.loading[k]
+	p.shared.loading[k] = true
+	p.shared.mu.Unlock()
+	if !first { // a stampede: another caller loads
+		return nil
+	}
+	l.load(id)
+	return p.rdb.Set(ctx, k, p.value, ttl).Err()
+}
+
+func (p *limitProc) allow(ctx context.Context, key string) (bool, error) {
+	return p.rdb.SetNX(ctx, p.prefix+key, "1", window).Result()
 }

@@ -2,14 +2,16 @@
 // read-through cache) and redis_rate (as a once-per-window guard) on one
 // Redis server: cache hits and misses, a stampede of callers in several
 // processes on one missing key, and the guard. For each contender it prints
-// operations per second, the ratio of ria's to the contender's, round trips
-// and server commands per operation, and what each scenario checks (loads
-// per key, requests allowed): the medians of interleaved rounds. It prints
-// ratios, not verdicts.
+// operations per second, the ratio of ria's to the other library's and to
+// the physical limit measured in the same run (plain go-redis commands at
+// the same concurrency: a GET for a hit, a GET and a SET for a miss), round
+// trips and server commands per operation, and what each scenario checks
+// (loads per key, requests allowed): the medians of interleaved rounds. It
+// prints ratios, not verdicts.
 //
 // Usage (from the bench module):
 //
-//	go run ./cachebench [-d 2s] [-rounds 3] [-v] [-s hit,miss,...]
+//	go run ./cachebench [-d 2s] [-rounds 3] [-v] [-s hit,miss,...] [-cpuprofile file]
 //
 // It starts a throwaway redis-server on a loopback port, or uses $REDIS_ADDR
 // (whose statistics it resets with CONFIG RESETSTAT).
@@ -22,6 +24,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -58,6 +61,10 @@ type scenario struct {
 	clients    int // "processes": one go-redis client and one library instance each
 	contenders []contender
 }
+
+// runs returns the contenders of sc and then the physical limit, in the
+// order they run.
+func (sc scenario) runs() []contender { return append(slices.Clone(sc.contenders), physicalLimit()) }
 
 func cacheContenders() []contender {
 	return []contender{
@@ -104,15 +111,28 @@ func main() {
 	rounds := flag.Int("rounds", 3, "interleaved rounds per scenario; the tables show medians over them")
 	verbose := flag.Bool("v", false, "also break server commands per operation down by command")
 	only := flag.String("s", "", "run only these scenarios (comma-separated names, e.g. hit,guard)")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (all contenders) to this file")
 	flag.Parse()
 	if *d <= 0 || *rounds < 1 {
 		fmt.Fprintln(os.Stderr, "cachebench: -d must be positive and -rounds at least 1")
 		os.Exit(2)
 	}
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "cachebench:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, *d, *rounds, *verbose, *only)
 	stop()
 	if err != nil {
+		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "cachebench:", err)
 		os.Exit(1)
 	}
@@ -142,8 +162,9 @@ func run(ctx context.Context, d time.Duration, rounds int, verbose bool, only st
 		rounds, d, warm)
 
 	for _, sc := range run {
-		res, err := report.Interleave(len(sc.contenders), rounds, true, func(i, round int) (result, error) {
-			c := sc.contenders[i]
+		runs := sc.runs()
+		res, err := report.Interleave(len(runs), rounds, true, func(i, round int) (result, error) {
+			c := runs[i]
 			tag, rd := "r"+strconv.Itoa(round), d
 			if round == 0 {
 				tag, rd = "warmup", warm
@@ -157,7 +178,7 @@ func run(ctx context.Context, d time.Duration, rounds int, verbose bool, only st
 		if err != nil {
 			return err
 		}
-		printReport(os.Stdout, sc, res, verbose)
+		printReport(os.Stdout, sc, runs, res, verbose)
 	}
 	notes(os.Stdout)
 	return nil

@@ -56,20 +56,22 @@ func summarize(rs []result) summary {
 }
 
 // printReport prints one scenario's table, its ratio lines and the contenders'
-// configurations. res[i] holds the rounds of sc.contenders[i]; the last
-// contender is the other library, which every ria row is compared with.
-func printReport(w io.Writer, sc scenario, res [][]result, verbose bool) {
+// configurations. runs are sc's contenders and then the physical limit, and
+// res[i] holds the rounds of runs[i]; the last contender before the limit
+// is the other library, which every ria row is compared with.
+func printReport(w io.Writer, sc scenario, runs []contender, res [][]result, verbose bool) {
 	sums := make([]summary, len(res))
 	names, about := make([]string, len(res)), make([]string, len(res))
 	for i, rs := range res {
 		sums[i] = summarize(rs)
-		names[i], about[i] = sc.contenders[i].name, sc.contenders[i].note
+		names[i], about[i] = runs[i].name, runs[i].note
 	}
-	lib := len(sums) - 1
+	limit := len(sums) - 1
+	lib := limit - 1
 	other := names[lib]
 
 	report.Heading(w, sc.name, sc.title)
-	head := []string{"contender", "ops/s", "ops/s min..max", "x/" + other, "rt/op", "srv cmds/op"}
+	head := []string{"contender", "ops/s", "ops/s min..max", "x/" + other, "of limit", "rt/op", "srv cmds/op"}
 	if sc.kind == kindGuard {
 		head = append(head, "allowed/keys")
 	} else {
@@ -79,10 +81,13 @@ func printReport(w io.Writer, sc scenario, res [][]result, verbose bool) {
 	rows := [][]string{head}
 	for i, s := range sums {
 		row := []string{
-			sc.contenders[i].name, fmt.Sprintf("%.0f", s.ops),
+			runs[i].name, fmt.Sprintf("%.0f", s.ops),
 			fmt.Sprintf("%.0f..%.0f", s.minOps, s.maxOps),
-			report.Ratio(s.ops, sums[lib].ops),
+			report.Ratio(s.ops, sums[lib].ops), fraction(s.ops, sums[limit].ops),
 			fmt.Sprintf("%.2f", s.rtPerOp), fmt.Sprintf("%.2f", s.srvPerOp),
+		}
+		if i == limit {
+			row[3] = "-"
 		}
 		if sc.kind == kindGuard {
 			row = append(row, fmt.Sprintf("%d/%d", s.allowed, s.keys))
@@ -98,6 +103,10 @@ func printReport(w io.Writer, sc scenario, res [][]result, verbose bool) {
 	for i, s := range sums[:lib] {
 		report.RatioLine(w, sc.name, names[i], other, s.ops, sums[lib].ops, "ops/s")
 	}
+	for i, s := range sums[:limit] {
+		fmt.Fprintf(w, "%s: %s reaches %s of the physical limit (ops/s, medians: %.0f vs %.0f)\n",
+			sc.name, names[i], fraction(s.ops, sums[limit].ops), s.ops, sums[limit].ops)
+	}
 	fmt.Fprintln(w)
 	report.Notes(w, names, about)
 	for i, s := range sums {
@@ -108,6 +117,14 @@ func printReport(w io.Writer, sc scenario, res [][]result, verbose bool) {
 	}
 }
 
+// fraction formats a/b as "0.87", or "inf" when b is 0.
+func fraction(a, b float64) string {
+	if b == 0 {
+		return "inf"
+	}
+	return fmt.Sprintf("%.2f", a/b)
+}
+
 // notes explains the columns and the libraries' settings.
 func notes(w io.Writer) {
 	fmt.Fprint(w, `
@@ -115,14 +132,18 @@ Columns
   ops/s          operations per second (stampede: keys per second, all 32 callers of a key
                  served); min..max over the rounds.
   x/<library>    this row's ops/s divided by the other library's.
+  of limit       this row's ops/s divided by the physical limit's: plain go-redis commands
+                 at the same concurrency, measured in the same rounds (the "limit" row): a
+                 GET for a hit, a GET and a SET for a miss, per stampede key 32 GETs then
+                 one load and SET, SET NX PX for the guard. A fraction: 1.00 is the limit.
   rt/op          round trips the clients sent (go-redis hook: 1 per command or pipeline;
                  a BLMOVE counts 1 however long it blocks; connection set-up not counted)
                  per operation.
   srv cmds/op    INFO commandstats calls, summed over all commands but config, info, ping,
                  hello, client and select, per operation. Redis counts the commands a Lua
                  script runs (redis.call) as calls of their own, besides the EVALSHA that
-                 ran the script: ria's hit is a plain GET (1), its miss a GET and two
-                 scripts (12 in all, see -v).
+                 ran the script: ria's hit is one SET NX GET (1), its miss that and the
+                 store script (4 in all, see -v).
   loads/op       calls of the load function (the system of record) per operation; in the
                  stampede, per key: what a cold key costs the database.
   allowed/keys   guard: calls allowed, and distinct keys asked about (summed over rounds);

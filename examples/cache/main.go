@@ -22,7 +22,6 @@ import (
 
 	"github.com/ria-go/ria/cache"
 	"github.com/ria-go/ria/examples/demo"
-	"github.com/ria-go/ria/internal/roundtrip"
 )
 
 const prefix = "example:cache:"
@@ -49,7 +48,7 @@ func run() error {
 		return err
 	}
 	defer closeRedis()
-	rt := &roundtrip.Counter{} // our own client: we may hook it
+	rt := &roundTrips{} // our own client: we may hook it
 	rdb.AddHook(rt)
 	ctx := context.Background()
 	opt := cache.WithPrefix(prefix)
@@ -208,7 +207,7 @@ func run() error {
 	counts := []*cache.Result[int64]{views.Read(b, "1"), views.Read(b, "2"), views.Read(b, "3")}
 	lastViews := latest.Read(b, "site")
 	topJob := top.Read(b, "site", 1)
-	trips, _ := rt.Delta(func() { err = b.Exec(ctx) })
+	trips := rt.Delta(func() { err = b.Exec(ctx) })
 	if err != nil {
 		return err
 	}
@@ -227,10 +226,56 @@ func run() error {
 	return clean(ctx, rdb)
 }
 
-// clean deletes the example's keys (they are known: no KEYS or SCAN).
+// roundTrips is a redis.Hook that counts the requests a client sends: one
+// per command, or per pipeline; not those go-redis sends to set up a new
+// connection (HELLO, CLIENT SETINFO, ...).
+type roundTrips struct{ n atomic.Int64 }
+
+func setup(cmd redis.Cmder) bool {
+	switch cmd.Name() {
+	case "hello", "auth", "select", "client", "readonly", "cluster", "command":
+		return true
+	}
+	return false
+}
+
+func (h *roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if !setup(cmd) {
+			h.n.Add(1)
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (h *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, cmd := range cmds {
+			if !setup(cmd) {
+				h.n.Add(1)
+				break
+			}
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// Delta returns the round trips fn made.
+func (h *roundTrips) Delta(fn func()) int64 {
+	n := h.n.Load()
+	fn()
+	return h.n.Load() - n
+}
+
+// clean deletes the example's keys (they are known: no KEYS or SCAN). The
+// keys named after a call's token or nonce (a lease's wake list, the reply
+// records that answer re-sent calls) expire on their own within the lease
+// or the client's retry window.
 func clean(ctx context.Context, rdb redis.UniversalClient) error {
 	ks := []string{
-		prefix + "{jobs:42}:val", prefix + "{jobs:42}:wake", prefix + "{sessions:user1}:val",
+		prefix + "{jobs:42}:val", prefix + "{sessions:user1}:val",
 		prefix + "{password-reset:user1}:guard", prefix + "{password-reset:user2}:guard",
 		prefix + "{job-views:site}:latest", prefix + "{jobs-by-views:site}:top",
 	}
