@@ -30,45 +30,6 @@ import (
 // the server's state; a call whose answer disagrees with it counts as a
 // disagreement. Each test logs one line of counts.
 
-// harness counts the calls of one test and checks that each lost a reply.
-type harness struct {
-	t        *testing.T
-	f        *redistest.Faults
-	op       string
-	calls    int
-	disagree int
-}
-
-func newHarness(t *testing.T, f *redistest.Faults, op string) *harness {
-	h := &harness{t: t, f: f, op: op}
-	t.Cleanup(func() {
-		t.Logf("fault harness: cache %s: calls=%d lost=%d disagreements=%d", h.op, h.calls, h.f.Lost(), h.disagree)
-		assert.Zero(t, h.disagree, "answers that disagree with the server")
-	})
-	return h
-}
-
-// call arms n lost replies of the commands match matches, runs fn, and
-// checks that all n were lost: the fault happened.
-func (h *harness) call(n int, match func([]string) bool, fn func()) {
-	h.t.Helper()
-	lost := h.f.Lost()
-	h.f.LoseReply(n, match)
-	fn()
-	h.calls++
-	require.Equal(h.t, lost+int64(n), h.f.Lost(), "the replies were lost")
-	require.Zero(h.t, h.f.Armed())
-}
-
-// check counts a disagreement unless ok.
-func (h *harness) check(ok bool, format string, args ...any) {
-	h.t.Helper()
-	if !ok {
-		h.disagree++
-		h.t.Errorf("disagreement: "+format, args...)
-	}
-}
-
 func TestFaults_Counter_Incr(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
@@ -76,22 +37,22 @@ func TestFaults_Counter_Incr(t *testing.T) {
 		c := newCounter(t, rdb, b, nil)
 		_, err := c.Incr(ctx, "k", 1) // the script cached on the server
 		require.NoError(t, err)
-		h := newHarness(t, f, "Counter.Incr")
+		h := redistest.NewHarness(t, f, "cache Counter.Incr")
 		want := int64(1)
 		for i := range 30 {
 			by := int64(i%5) - 1
 			var n int64
-			h.call(1, redistest.Scripts, func() { n, err = c.Incr(ctx, "k", by) })
+			h.Call(1, redistest.Scripts, func() { n, err = c.Incr(ctx, "k", by) })
 			require.NoError(t, err)
 			want += by
-			h.check(n == want, "Incr answered %d, want %d", n, want)
-			h.check(counterValue(t, b, "views", "k") == want, "the counter holds %d, want %d", counterValue(t, b, "views", "k"), want)
+			h.Check(n == want, "Incr answered %d, want %d", n, want)
+			h.Check(counterValue(t, b, "views", "k") == want, "the counter holds %d, want %d", counterValue(t, b, "views", "k"), want)
 		}
 		// Two lost replies in a row: the second re-send is answered too.
-		h.call(2, redistest.Scripts, func() { _, err = c.Incr(ctx, "k", 1) })
+		h.Call(2, redistest.Scripts, func() { _, err = c.Incr(ctx, "k", 1) })
 		require.NoError(t, err)
 		want++
-		h.check(counterValue(t, b, "views", "k") == want, "after two lost replies: %d, want %d", counterValue(t, b, "views", "k"), want)
+		h.Check(counterValue(t, b, "views", "k") == want, "after two lost replies: %d, want %d", counterValue(t, b, "views", "k"), want)
 	})
 }
 
@@ -117,24 +78,24 @@ func TestFaults_Counter_restore(t *testing.T) {
 		warm, err := c.Incr(ctx, "job0", 1) // the scripts cached on the server
 		require.NoError(t, err)
 		require.Equal(t, int64(1), warm)
-		h := newHarness(t, f, "Counter.Incr/Get restore")
+		h := redistest.NewHarness(t, f, "cache Counter.Incr/Get restore")
 		count := key(b, "views", "job1", "count")
 		for i, lose := range []int{1, 2} { // the look's reply; the look's and the set's
 			require.NoError(t, b.Client.Del(ctx, count).Err())
 			restores := d.restores.Load()
 			var n int64
-			h.call(lose, redistest.Scripts, func() { n, err = c.Incr(ctx, "job1", 3) })
+			h.Call(lose, redistest.Scripts, func() { n, err = c.Incr(ctx, "job1", 3) })
 			require.NoError(t, err)
-			h.check(n == 103, "Incr %d answered %d, want 103", i, n)
-			h.check(counterValue(t, b, "views", "job1") == 103, "the counter holds %d", counterValue(t, b, "views", "job1"))
-			h.check(d.restores.Load() == restores+1, "restored %d times", d.restores.Load()-restores)
-			h.check(len(b.Keys(key(b, "views", "job1", "count.lease"))) == 0, "a lease is left")
+			h.Check(n == 103, "Incr %d answered %d, want 103", i, n)
+			h.Check(counterValue(t, b, "views", "job1") == 103, "the counter holds %d", counterValue(t, b, "views", "job1"))
+			h.Check(d.restores.Load() == restores+1, "restored %d times", d.restores.Load()-restores)
+			h.Check(len(b.Keys(key(b, "views", "job1", "count.lease"))) == 0, "a lease is left")
 		}
 		require.NoError(t, b.Client.Del(ctx, count).Err())
 		var n int64
-		h.call(2, redistest.Scripts, func() { n, err = c.Get(ctx, "job1") })
+		h.Call(2, redistest.Scripts, func() { n, err = c.Get(ctx, "job1") })
 		require.NoError(t, err)
-		h.check(n == 100 && counterValue(t, b, "views", "job1") == 100, "Get answered %d, the counter holds %d", n, counterValue(t, b, "views", "job1"))
+		h.Check(n == 100 && counterValue(t, b, "views", "job1") == 100, "Get answered %d, the counter holds %d", n, counterValue(t, b, "views", "job1"))
 
 		// A waiter in another process: its look (which registers it) and
 		// its BLMOVE each lose a reply.
@@ -147,7 +108,7 @@ func TestFaults_Counter_restore(t *testing.T) {
 			first <- n
 		}()
 		require.Eventually(t, func() bool { return len(b.Keys(key(b, "views", "job1", "count.lease"))) == 1 }, 20*time.Second, time.Millisecond)
-		h.call(2, redistest.Commands("evalsha", "blmove"), func() {
+		h.Call(2, redistest.Commands("evalsha", "blmove"), func() {
 			got := make(chan int64, 1)
 			go func() {
 				n, err := c.Incr(ctx, "job1", 1)
@@ -161,9 +122,9 @@ func TestFaults_Counter_restore(t *testing.T) {
 			d.open()
 			n = recv(t, got, 20*time.Second, nil)
 		})
-		h.check(n == 102, "the waiter answered %d, want 102", n)
-		h.check(<-first == 101, "the restorer")
-		h.check(counterValue(t, b, "views", "job1") == 102, "the counter holds %d", counterValue(t, b, "views", "job1"))
+		h.Check(n == 102, "the waiter answered %d, want 102", n)
+		h.Check(<-first == 101, "the restorer")
+		h.Check(counterValue(t, b, "views", "job1") == 102, "the counter holds %d", counterValue(t, b, "views", "job1"))
 	})
 }
 
@@ -312,17 +273,17 @@ func TestFaults_Guard_Allow(t *testing.T) {
 		rdb, _, f := b.FaultyClient()
 		g, err := cache.NewGuard(rdb, "reset", cache.WithPrefix(b.Prefix))
 		require.NoError(t, err)
-		h := newHarness(t, f, "Guard.Allow")
+		h := redistest.NewHarness(t, f, "cache Guard.Allow")
 		for i := range 20 {
 			user := "u" + strconv.Itoa(i)
 			var ok bool
-			h.call(1, redistest.Commands("set"), func() { ok, err = g.Allow(ctx, user, time.Minute) })
+			h.Call(1, redistest.Commands("set"), func() { ok, err = g.Allow(ctx, user, time.Minute) })
 			require.NoError(t, err)
-			h.check(ok, "the first call for %s was refused", user)
-			h.check(len(b.Keys(key(b, "reset", user, "guard"))) == 1, "no guard key for %s", user)
-			h.call(1, redistest.Commands("set"), func() { ok, err = g.Allow(ctx, user, time.Minute) })
+			h.Check(ok, "the first call for %s was refused", user)
+			h.Check(len(b.Keys(key(b, "reset", user, "guard"))) == 1, "no guard key for %s", user)
+			h.Call(1, redistest.Commands("set"), func() { ok, err = g.Allow(ctx, user, time.Minute) })
 			require.NoError(t, err)
-			h.check(!ok, "the second call for %s was let through", user)
+			h.Check(!ok, "the second call for %s was let through", user)
 		}
 	})
 }
@@ -334,15 +295,15 @@ func TestFaults_Latest_Push(t *testing.T) {
 		l, err := cache.NewLatest[int](rdb, "views", 50, cache.WithPrefix(b.Prefix), cache.WithTTL(time.Hour))
 		require.NoError(t, err)
 		require.NoError(t, l.Push(ctx, "warm", 0)) // the script cached on the server
-		h := newHarness(t, f, "Latest.Push")
+		h := redistest.NewHarness(t, f, "cache Latest.Push")
 		var want []int
 		for i := range 20 {
-			h.call(1, redistest.Scripts, func() { err = l.Push(ctx, "site", i, i+100) })
+			h.Call(1, redistest.Scripts, func() { err = l.Push(ctx, "site", i, i+100) })
 			require.NoError(t, err)
 			want = append([]int{i + 100, i}, want...)
 			got, err := l.List(ctx, "site")
 			require.NoError(t, err)
-			h.check(slices.Equal(want, got), "after push %d the list holds %v, want %v", i, got, want)
+			h.Check(slices.Equal(want, got), "after push %d the list holds %v, want %v", i, got, want)
 		}
 	})
 }
@@ -357,7 +318,7 @@ func TestFaults_Top(t *testing.T) {
 		require.NoError(t, top.Add(ctx, "warm", "x", 1))
 		_, err = top.Incr(ctx, "warm", "x", 1)
 		require.NoError(t, err)
-		h := newHarness(t, f, "Top.Incr/Add")
+		h := redistest.NewHarness(t, f, "cache Top.Incr/Add")
 		score := func(m string) float64 {
 			s, err := b.Client.ZScore(ctx, key(b, "jobs", "site", "top"), `"`+m+`"`).Result()
 			require.NoError(t, err)
@@ -366,13 +327,13 @@ func TestFaults_Top(t *testing.T) {
 		want := 0.0
 		for i := range 20 {
 			var got float64
-			h.call(1, redistest.Scripts, func() { got, err = top.Incr(ctx, "site", "go", 1.5) })
+			h.Call(1, redistest.Scripts, func() { got, err = top.Incr(ctx, "site", "go", 1.5) })
 			require.NoError(t, err)
 			want += 1.5
-			h.check(got == want && score("go") == want, "Incr %d answered %v, the ranking holds %v, want %v", i, got, want, score("go"))
-			h.call(1, redistest.Scripts, func() { err = top.Add(ctx, "site", "rust", float64(i)) })
+			h.Check(got == want && score("go") == want, "Incr %d answered %v, the ranking holds %v, want %v", i, got, want, score("go"))
+			h.Call(1, redistest.Scripts, func() { err = top.Add(ctx, "site", "rust", float64(i)) })
 			require.NoError(t, err)
-			h.check(score("rust") == float64(i), "Add %d: the ranking holds %v", i, score("rust"))
+			h.Check(score("rust") == float64(i), "Add %d: the ranking holds %v", i, score("rust"))
 		}
 	})
 }
@@ -384,17 +345,17 @@ func TestFaults_Cache_SetDelete(t *testing.T) {
 		c := newCache[string](t, rdb, b)
 		require.NoError(t, c.Set(ctx, "k", "warm")) // the scripts cached on the server
 		require.NoError(t, c.Delete(ctx, "k"))
-		h := newHarness(t, f, "Cache.Set/Delete")
+		h := redistest.NewHarness(t, f, "cache Cache.Set/Delete")
 		val := key(b, "jobs", "k", "val")
 		for i := range 20 {
 			v := "v" + strconv.Itoa(i)
 			var err error
-			h.call(1, redistest.Scripts, func() { err = c.Set(ctx, "k", v) })
+			h.Call(1, redistest.Scripts, func() { err = c.Set(ctx, "k", v) })
 			require.NoError(t, err)
-			h.check(raw(t, b, val) == `"`+v+`"`, "after Set(%s) the entry holds %q", v, raw(t, b, val))
-			h.call(1, redistest.Scripts, func() { err = c.Delete(ctx, "k") })
+			h.Check(raw(t, b, val) == `"`+v+`"`, "after Set(%s) the entry holds %q", v, raw(t, b, val))
+			h.Call(1, redistest.Scripts, func() { err = c.Delete(ctx, "k") })
 			require.NoError(t, err)
-			h.check(len(b.Keys("")) == 0, "after Delete: %v", b.Keys(""))
+			h.Check(len(b.Keys("")) == 0, "after Delete: %v", b.Keys(""))
 		}
 	})
 }
@@ -414,10 +375,10 @@ func TestFaults_Cache_Get(t *testing.T) {
 		require.NoError(t, c.Delete(ctx, "warm"))
 		other := newCache[string](t, b.Client, b)
 		require.NoError(t, other.WarmWaitForTest(ctx, "warm"))
-		h := newHarness(t, f, "Cache.Get")
+		h := redistest.NewHarness(t, f, "cache Cache.Get")
 		checkStored := func(k, v string) {
 			t.Helper()
-			h.check(raw(t, b, key(b, "jobs", k, "val")) == `"`+v+`"`, "Get(%s) answered %s; the entry holds %q", k, v, raw(t, b, key(b, "jobs", k, "val")))
+			h.Check(raw(t, b, key(b, "jobs", k, "val")) == `"`+v+`"`, "Get(%s) answered %s; the entry holds %q", k, v, raw(t, b, key(b, "jobs", k, "val")))
 		}
 		for i, tc := range []struct {
 			lose  int
@@ -434,16 +395,16 @@ func TestFaults_Cache_Get(t *testing.T) {
 			}
 			calls := l.calls.Load()
 			var v string
-			h.call(tc.lose, tc.match, func() { v, err = c.Get(ctx, k, l.load) })
+			h.Call(tc.lose, tc.match, func() { v, err = c.Get(ctx, k, l.load) })
 			require.NoError(t, err)
 			checkStored(k, v)
 			if i < 3 {
-				h.check(l.calls.Load() == calls+1, "loads: %d", l.calls.Load()-calls)
+				h.Check(l.calls.Load() == calls+1, "loads: %d", l.calls.Load()-calls)
 			} else {
-				h.check(l.calls.Load() == calls, "a hit loaded")
+				h.Check(l.calls.Load() == calls, "a hit loaded")
 			}
 		}
-		h.check(!strings.Contains(logs.String(), "not stored"), "a store was reported lost: %s", logs.String())
+		h.Check(!strings.Contains(logs.String(), "not stored"), "a store was reported lost: %s", logs.String())
 
 		// A waiter (c) of another process's load: its registration and
 		// its BLMOVE lose their replies.
@@ -455,7 +416,7 @@ func TestFaults_Cache_Get(t *testing.T) {
 		}()
 		require.Eventually(t, func() bool { return gated.calls.Load() == 1 }, 20*time.Second, time.Millisecond)
 		var v string
-		h.call(2, redistest.Commands("evalsha", "blmove"), func() {
+		h.Call(2, redistest.Commands("evalsha", "blmove"), func() {
 			got := make(chan string, 1)
 			go func() {
 				v, err := c.Get(ctx, "w", gated.load)
@@ -468,11 +429,11 @@ func TestFaults_Cache_Get(t *testing.T) {
 			gated.open()
 			v = recv(t, got, 20*time.Second, nil)
 		})
-		h.check(v == "v1" && <-loaded == "v1", "the waiter got %q", v)
+		h.Check(v == "v1" && <-loaded == "v1", "the waiter got %q", v)
 		checkStored("w", "v1")
-		h.check(gated.calls.Load() == 1, "loads: %d", gated.calls.Load())
+		h.Check(gated.calls.Load() == 1, "loads: %d", gated.calls.Load())
 		for _, k := range b.Keys(key(b, "jobs", "*", "val")) {
-			h.check(!strings.Contains(raw(t, b, k), cache.MarkerForTest("", false)), "a lease is left at %s", k)
+			h.Check(!strings.Contains(raw(t, b, k), cache.MarkerForTest("", false)), "a lease is left at %s", k)
 		}
 	})
 }
@@ -485,7 +446,7 @@ func TestFaults_Cache_refresh(t *testing.T) {
 		rdb, _, f := b.FaultyClient()
 		c := newCache[string](t, rdb, b, cache.WithTTL(time.Minute), cache.WithRefreshAhead(50*time.Second))
 		l := newGatedLoader(t)
-		h := newHarness(t, f, "Cache.Get refresh")
+		h := redistest.NewHarness(t, f, "cache Cache.Get refresh")
 		val := key(b, "jobs", "k", "val")
 		for i := range 2 { // the first one also caches the scripts
 			require.NoError(t, b.Client.Set(ctx, val, `"old"`, 30*time.Second).Err()) // due
@@ -496,15 +457,15 @@ func TestFaults_Cache_refresh(t *testing.T) {
 			if i > 0 {
 				lose = 2
 			}
-			h.call(lose, redistest.Scripts, func() {
+			h.Call(lose, redistest.Scripts, func() {
 				v, err = c.Get(ctx, "k", l.load)
 				c.Wait()
 			})
 			require.NoError(t, err)
-			h.check(v == "old", "the Get answered %q", v)
-			h.check(l.calls.Load() == calls+1, "refreshes: %d", l.calls.Load()-calls)
-			h.check(raw(t, b, val) == `"v`+strconv.FormatInt(calls+1, 10)+`"`, "the entry holds %q", raw(t, b, val))
-			h.check(len(b.Keys(key(b, "jobs", "k", "lease"))) == 0, "a refresh lease is left")
+			h.Check(v == "old", "the Get answered %q", v)
+			h.Check(l.calls.Load() == calls+1, "refreshes: %d", l.calls.Load()-calls)
+			h.Check(raw(t, b, val) == `"v`+strconv.FormatInt(calls+1, 10)+`"`, "the entry holds %q", raw(t, b, val))
+			h.Check(len(b.Keys(key(b, "jobs", "k", "lease"))) == 0, "a refresh lease is left")
 		}
 	})
 }

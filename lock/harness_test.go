@@ -29,45 +29,6 @@ import (
 // the server's state; a call whose answer disagrees with it counts as a
 // disagreement. Each test logs one line of counts.
 
-// harness counts the calls of one test and checks that each lost a reply.
-type harness struct {
-	t        *testing.T
-	f        *redistest.Faults
-	op       string
-	calls    int
-	disagree int
-}
-
-func newHarness(t *testing.T, f *redistest.Faults, op string) *harness {
-	h := &harness{t: t, f: f, op: op}
-	t.Cleanup(func() {
-		t.Logf("fault harness: lock %s: calls=%d lost=%d disagreements=%d", h.op, h.calls, h.f.Lost(), h.disagree)
-		assert.Zero(t, h.disagree, "answers that disagree with the server")
-	})
-	return h
-}
-
-// call arms n lost replies of the commands match matches, runs fn, and
-// checks that all n were lost: the fault happened.
-func (h *harness) call(n int, match func([]string) bool, fn func()) {
-	h.t.Helper()
-	lost := h.f.Lost()
-	h.f.LoseReply(n, match)
-	fn()
-	h.calls++
-	require.Equal(h.t, lost+int64(n), h.f.Lost(), "the replies were lost")
-	require.Zero(h.t, h.f.Armed())
-}
-
-// check counts a disagreement unless ok.
-func (h *harness) check(ok bool, format string, args ...any) {
-	h.t.Helper()
-	if !ok {
-		h.disagree++
-		h.t.Errorf("disagreement: "+format, args...)
-	}
-}
-
 // owner returns the token holding lock name ("" if free).
 func owner(t *testing.T, b *redistest.Backend, name string) string {
 	t.Helper()
@@ -113,7 +74,7 @@ func TestFaults_TryAcquire(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		locker, f := faultyLocker(t, b)
-		h := newHarness(t, f, "TryAcquire/Acquire")
+		h := redistest.NewHarness(t, f, "lock TryAcquire/Acquire")
 		for i := range 10 {
 			for _, lost := range []int{1, 2} {
 				name := fmt.Sprintf("free-%d-%d", i, lost)
@@ -121,26 +82,26 @@ func TestFaults_TryAcquire(t *testing.T) {
 					l   *lock.Lock
 					err error
 				)
-				h.call(lost, redistest.Scripts, func() {
+				h.Call(lost, redistest.Scripts, func() {
 					if i%2 == 0 {
 						l, err = locker.TryAcquire(ctx, name, time.Minute)
 					} else {
 						l, err = locker.Acquire(ctx, name, time.Minute, lock.WithWait(5*time.Second))
 					}
 				})
-				if h.check(err == nil, "acquire of a free lock %s: %v", name, err); err == nil {
-					h.check(holds(t, b, l), "the answer's lock is the server's: owner %q fence %d", owner(t, b, name), fence(t, b, name))
+				if h.Check(err == nil, "acquire of a free lock %s: %v", name, err); err == nil {
+					h.Check(holds(t, b, l), "the answer's lock is the server's: owner %q fence %d", owner(t, b, name), fence(t, b, name))
 				}
-				h.check(owner(t, b, name) != "", "the lock %s is taken", name)
+				h.Check(owner(t, b, name) != "", "the lock %s is taken", name)
 			}
 		}
 		other := newLocker(b)
 		held, err := other.TryAcquire(ctx, "held", time.Minute)
 		require.NoError(t, err)
 		for range 5 {
-			h.call(1, redistest.Scripts, func() { _, err = locker.TryAcquire(ctx, "held", time.Minute) })
-			h.check(errors.Is(err, lock.ErrNotObtained), "TryAcquire of a held lock: %v", err)
-			h.check(owner(t, b, "held") == held.Token(), "the holder still holds it")
+			h.Call(1, redistest.Scripts, func() { _, err = locker.TryAcquire(ctx, "held", time.Minute) })
+			h.Check(errors.Is(err, lock.ErrNotObtained), "TryAcquire of a held lock: %v", err)
+			h.Check(owner(t, b, "held") == held.Token(), "the holder still holds it")
 		}
 	})
 }
@@ -151,15 +112,15 @@ func TestFaults_TryAcquire_allLost(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		locker, f := faultyLocker(t, b)
-		h := newHarness(t, f, "TryAcquire all re-sends lost")
+		h := redistest.NewHarness(t, f, "lock TryAcquire all re-sends lost")
 		for i := range 3 {
 			name := fmt.Sprint("job", i)
 			var err error
-			h.call(4, redistest.Scripts, func() { _, err = locker.TryAcquire(ctx, name, time.Minute) })
-			h.check(errors.Is(err, ria.ErrOutcomeUnknown), "the outcome is unknown: %v", err)
-			h.check(!errors.Is(err, lock.ErrNotObtained), "not a refusal: %v", err)
+			h.Call(4, redistest.Scripts, func() { _, err = locker.TryAcquire(ctx, name, time.Minute) })
+			h.Check(errors.Is(err, ria.ErrOutcomeUnknown), "the outcome is unknown: %v", err)
+			h.Check(!errors.Is(err, lock.ErrNotObtained), "not a refusal: %v", err)
 			locker.WaitGiveBacksForTest()
-			h.check(owner(t, b, name) == "", "given back: the lock is free, not held by nobody")
+			h.Check(owner(t, b, name) == "", "given back: the lock is free, not held by nobody")
 		}
 	})
 }
@@ -171,31 +132,31 @@ func TestFaults_Release_Extend(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		locker, f := faultyLocker(t, b)
-		h := newHarness(t, f, "Release/Extend")
+		h := redistest.NewHarness(t, f, "lock Release/Extend")
 		for i := range 10 {
 			name := fmt.Sprint("job", i)
 			l, err := locker.Acquire(ctx, name, time.Second)
 			require.NoError(t, err)
-			h.call(1+i%2, redistest.Scripts, func() { err = l.Extend(ctx, time.Hour) })
+			h.Call(1+i%2, redistest.Scripts, func() { err = l.Extend(ctx, time.Hour) })
 			pttl := b.Client.PTTL(ctx, ownerKey(b, name)).Val()
-			h.check(err == nil && pttl > 59*time.Minute, "Extend answered %v, pttl %v", err, pttl)
-			h.call(1+i%2, redistest.Scripts, func() { err = l.Release(ctx) })
-			h.check(err == nil, "Release answered %v", err)
-			h.check(owner(t, b, name) == "", "released")
+			h.Check(err == nil && pttl > 59*time.Minute, "Extend answered %v, pttl %v", err, pttl)
+			h.Call(1+i%2, redistest.Scripts, func() { err = l.Release(ctx) })
+			h.Check(err == nil, "Release answered %v", err)
+			h.Check(owner(t, b, name) == "", "released")
 		}
 		// released already: a lost reply does not make it "released"
 		l, err := locker.TryAcquire(ctx, "twice", time.Minute)
 		require.NoError(t, err)
 		require.NoError(t, l.Release(ctx))
-		h.call(1, redistest.Scripts, func() { err = l.Release(ctx) })
-		h.check(errors.Is(err, lock.ErrNotHeld), "a second Release: %v", err)
+		h.Call(1, redistest.Scripts, func() { err = l.Release(ctx) })
+		h.Check(errors.Is(err, lock.ErrNotHeld), "a second Release: %v", err)
 		// every re-send lost
 		l, err = locker.TryAcquire(ctx, "lost", time.Minute)
 		require.NoError(t, err)
-		h.call(4, redistest.Scripts, func() { err = l.Release(ctx) })
-		h.check(errors.Is(err, ria.ErrOutcomeUnknown) && !errors.Is(err, lock.ErrNotHeld), "Release with every reply lost: %v", err)
+		h.Call(4, redistest.Scripts, func() { err = l.Release(ctx) })
+		h.Check(errors.Is(err, ria.ErrOutcomeUnknown) && !errors.Is(err, lock.ErrNotHeld), "Release with every reply lost: %v", err)
 		locker.WaitGiveBacksForTest()
-		h.check(owner(t, b, "lost") == "", "released in the background")
+		h.Check(owner(t, b, "lost") == "", "released in the background")
 	})
 }
 
@@ -208,7 +169,7 @@ func TestFaults_Acquire_contended(t *testing.T) {
 		ctx := t.Context()
 		locker, f := faultyLocker(t, b)
 		holderLk := newLocker(b)
-		h := newHarness(t, f, "Acquire contended/Release hand-over")
+		h := redistest.NewHarness(t, f, "lock Acquire contended/Release hand-over")
 		for i, c := range []struct {
 			what  string
 			hot   bool
@@ -224,7 +185,7 @@ func TestFaults_Acquire_contended(t *testing.T) {
 			require.NoError(t, err)
 			locker.SetHotForTest(name, c.hot)
 			var r acquired
-			h.call(1, c.match, func() {
+			h.Call(1, c.match, func() {
 				done := make(chan acquired, 1)
 				go func() {
 					l, err := locker.Acquire(ctx, name, time.Minute, lock.WithWait(20*time.Second))
@@ -234,14 +195,14 @@ func TestFaults_Acquire_contended(t *testing.T) {
 				require.NoError(t, holder.Release(ctx)) // hands it over
 				r = <-done
 			})
-			if h.check(r.err == nil, "Acquire losing the reply of %s: %v", c.what, r.err); r.err == nil {
-				h.check(holds(t, b, r.l), "Acquire losing the reply of %s: the answer's lock is the server's", c.what)
-				h.check(b.Client.LLen(ctx, b.Prefix+"{"+name+"}:queue").Val() == 0, "left the queue")
+			if h.Check(r.err == nil, "Acquire losing the reply of %s: %v", c.what, r.err); r.err == nil {
+				h.Check(holds(t, b, r.l), "Acquire losing the reply of %s: the answer's lock is the server's", c.what)
+				h.Check(b.Client.LLen(ctx, b.Prefix+"{"+name+"}:queue").Val() == 0, "left the queue")
 				var err error
-				h.call(1, redistest.Scripts, func() { err = r.l.Release(ctx) })
-				h.check(err == nil, "Release: %v", err)
-				h.check(owner(t, b, name) == "", "released")
-				h.check(len(b.Keys(b.Prefix+"{"+name+"}:grant:*")) == 0, "no grant left")
+				h.Call(1, redistest.Scripts, func() { err = r.l.Release(ctx) })
+				h.Check(err == nil, "Release: %v", err)
+				h.Check(owner(t, b, name) == "", "released")
+				h.Check(len(b.Keys(b.Prefix+"{"+name+"}:grant:*")) == 0, "no grant left")
 			}
 		}
 		// The releaser of a hand-over loses its reply.
@@ -253,11 +214,11 @@ func TestFaults_Acquire_contended(t *testing.T) {
 			done <- acquired{0, l, err}
 		}()
 		waitForWaiters(t, b, "handover", 1)
-		h.call(1, redistest.Scripts, func() { err = l.Release(ctx) })
-		h.check(err == nil, "the hand-over's Release: %v", err)
+		h.Call(1, redistest.Scripts, func() { err = l.Release(ctx) })
+		h.Check(err == nil, "the hand-over's Release: %v", err)
 		r := <-done
 		require.NoError(t, r.err)
-		h.check(owner(t, b, "handover") == r.l.Token(), "handed over once, to the waiter")
+		h.Check(owner(t, b, "handover") == r.l.Token(), "handed over once, to the waiter")
 		require.NoError(t, r.l.Release(ctx))
 	})
 }
@@ -270,7 +231,7 @@ func TestFaults_Acquire_leave(t *testing.T) {
 		ctx := t.Context()
 		locker, f := faultyLocker(t, b)
 		holderLk := newLocker(b)
-		h := newHarness(t, f, "Acquire gives up (Leave)")
+		h := redistest.NewHarness(t, f, "lock Acquire gives up (Leave)")
 		holder, err := holderLk.TryAcquire(ctx, "job", time.Minute)
 		require.NoError(t, err)
 		for _, lost := range []int{1, 4} {
@@ -285,17 +246,17 @@ func TestFaults_Acquire_leave(t *testing.T) {
 			})
 			before := f.Lost()
 			_, err := locker.Acquire(ctx, "job", time.Minute, lock.WithWait(100*time.Millisecond))
-			h.calls++
+			h.Counted()
 			require.Equal(t, before+int64(lost), f.Lost(), "the Leave's replies were lost")
 			locker.WaitGiveBacksForTest()
 			if lost < 4 {
-				h.check(errors.Is(err, lock.ErrNotObtained) && !errors.Is(err, ria.ErrOutcomeUnknown), "gave up: %v", err)
+				h.Check(errors.Is(err, lock.ErrNotObtained) && !errors.Is(err, ria.ErrOutcomeUnknown), "gave up: %v", err)
 			} else {
-				h.check(errors.Is(err, ria.ErrOutcomeUnknown) && !errors.Is(err, lock.ErrNotObtained), "could not confirm leaving: %v", err)
+				h.Check(errors.Is(err, ria.ErrOutcomeUnknown) && !errors.Is(err, lock.ErrNotObtained), "could not confirm leaving: %v", err)
 			}
-			h.check(b.Client.LLen(ctx, b.Prefix+"{job}:queue").Val() == 0, "left the queue")
-			h.check(b.Client.HLen(ctx, b.Prefix+"{job}:waiters").Val() == 0, "no place left")
-			h.check(owner(t, b, "job") == holder.Token(), "the holder still holds it")
+			h.Check(b.Client.LLen(ctx, b.Prefix+"{job}:queue").Val() == 0, "left the queue")
+			h.Check(b.Client.HLen(ctx, b.Prefix+"{job}:waiters").Val() == 0, "no place left")
+			h.Check(owner(t, b, "job") == holder.Token(), "the holder still holds it")
 		}
 		locker.SetHookForTest(nil)
 		require.NoError(t, holder.Release(ctx))

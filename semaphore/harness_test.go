@@ -31,44 +31,6 @@ import (
 // disagrees with it counts as a disagreement. Each test logs one line of
 // counts.
 
-type harness struct {
-	t        *testing.T
-	f        *redistest.Faults
-	op       string
-	calls    int
-	disagree int
-}
-
-func newHarness(t *testing.T, f *redistest.Faults, op string) *harness {
-	h := &harness{t: t, f: f, op: op}
-	t.Cleanup(func() {
-		t.Logf("fault harness: semaphore %s: calls=%d lost=%d disagreements=%d", h.op, h.calls, h.f.Lost(), h.disagree)
-		assert.Zero(t, h.disagree, "answers that disagree with the server")
-	})
-	return h
-}
-
-// call arms n lost replies of the commands match matches, runs fn, and
-// checks that all n were lost: the fault happened.
-func (h *harness) call(n int, match func([]string) bool, fn func()) {
-	h.t.Helper()
-	lost := h.f.Lost()
-	h.f.LoseReply(n, match)
-	fn()
-	h.calls++
-	require.Equal(h.t, lost+int64(n), h.f.Lost(), "the replies were lost")
-	require.Zero(h.t, h.f.Armed())
-}
-
-func (h *harness) check(ok bool, format string, args ...any) bool {
-	h.t.Helper()
-	if !ok {
-		h.disagree++
-		h.t.Errorf("disagreement: "+format, args...)
-	}
-	return ok
-}
-
 // holding returns the permit IDs in the holders set of sem.
 func holding(t *testing.T, b *redistest.Backend, sem string) []string {
 	t.Helper()
@@ -103,9 +65,9 @@ func TestFaults_Permit(t *testing.T) {
 		ctx := t.Context()
 		const limit = 4
 		s, f := faultySem(t, b, "sem", limit)
-		h := newHarness(t, f, "TryAcquire/Acquire/Refresh/Release")
+		h := redistest.NewHarness(t, f, "semaphore TryAcquire/Acquire/Refresh/Release")
 		exact := func(held []*semaphore.Permit) {
-			h.t.Helper()
+			t.Helper()
 			var ids []string
 			for _, p := range held {
 				ids = append(ids, p.ID())
@@ -113,7 +75,7 @@ func TestFaults_Permit(t *testing.T) {
 			got := holding(t, b, "sem")
 			slices.Sort(ids)
 			slices.Sort(got)
-			h.check(slices.Equal(ids, got), "holders %v, the answers say %v", got, ids)
+			h.Check(slices.Equal(ids, got), "holders %v, the answers say %v", got, ids)
 		}
 		var held []*semaphore.Permit
 		for i := range limit {
@@ -121,7 +83,7 @@ func TestFaults_Permit(t *testing.T) {
 				p   *semaphore.Permit
 				err error
 			)
-			h.call(1+i%2, redistest.Scripts, func() {
+			h.Call(1+i%2, redistest.Scripts, func() {
 				if i%2 == 0 {
 					p, err = s.TryAcquire(ctx)
 				} else {
@@ -129,26 +91,26 @@ func TestFaults_Permit(t *testing.T) {
 					p, err = s.Acquire(ctx, semaphore.WithWait(5*time.Second))
 				}
 			})
-			if h.check(err == nil, "acquire %d with a permit free: %v", i, err) {
+			if h.Check(err == nil, "acquire %d with a permit free: %v", i, err) {
 				held = append(held, p)
 			}
 			exact(held)
 		}
 		for range 2 {
 			var err error
-			h.call(1, redistest.Scripts, func() { _, err = s.TryAcquire(ctx) })
-			h.check(errors.Is(err, semaphore.ErrNoPermit), "TryAcquire when full: %v", err)
+			h.Call(1, redistest.Scripts, func() { _, err = s.TryAcquire(ctx) })
+			h.Check(errors.Is(err, semaphore.ErrNoPermit), "TryAcquire when full: %v", err)
 			exact(held)
 		}
 		for i, p := range held {
 			var err error
-			h.call(1+i%2, redistest.Scripts, func() { err = p.Refresh(ctx) })
-			h.check(err == nil, "Refresh: %v", err)
-			h.call(1+i%2, redistest.Scripts, func() { err = p.Release(ctx) })
-			h.check(err == nil, "Release: %v", err)
+			h.Call(1+i%2, redistest.Scripts, func() { err = p.Refresh(ctx) })
+			h.Check(err == nil, "Refresh: %v", err)
+			h.Call(1+i%2, redistest.Scripts, func() { err = p.Release(ctx) })
+			h.Check(err == nil, "Release: %v", err)
 			exact(held[i+1:])
-			h.call(1, redistest.Scripts, func() { err = p.Release(ctx) })
-			h.check(errors.Is(err, semaphore.ErrNotHeld), "a second Release: %v", err)
+			h.Call(1, redistest.Scripts, func() { err = p.Release(ctx) })
+			h.Check(errors.Is(err, semaphore.ErrNotHeld), "a second Release: %v", err)
 		}
 	})
 }
@@ -160,19 +122,19 @@ func TestFaults_allLost(t *testing.T) {
 	run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		s, f := faultySem(t, b, "sem", 2)
-		h := newHarness(t, f, "TryAcquire/Release all re-sends lost")
+		h := redistest.NewHarness(t, f, "semaphore TryAcquire/Release all re-sends lost")
 		var err error
-		h.call(4, redistest.Scripts, func() { _, err = s.TryAcquire(ctx) })
-		h.check(errors.Is(err, ria.ErrOutcomeUnknown) && !errors.Is(err, semaphore.ErrNoPermit), "TryAcquire: %v", err)
+		h.Call(4, redistest.Scripts, func() { _, err = s.TryAcquire(ctx) })
+		h.Check(errors.Is(err, ria.ErrOutcomeUnknown) && !errors.Is(err, semaphore.ErrNoPermit), "TryAcquire: %v", err)
 		s.WaitGiveBacksForTest()
-		h.check(len(holding(t, b, "sem")) == 0, "given back: %v", holding(t, b, "sem"))
+		h.Check(len(holding(t, b, "sem")) == 0, "given back: %v", holding(t, b, "sem"))
 
 		p, err := s.TryAcquire(ctx)
 		require.NoError(t, err)
-		h.call(4, redistest.Scripts, func() { err = p.Release(ctx) })
-		h.check(errors.Is(err, ria.ErrOutcomeUnknown) && !errors.Is(err, semaphore.ErrNotHeld), "Release: %v", err)
+		h.Call(4, redistest.Scripts, func() { err = p.Release(ctx) })
+		h.Check(errors.Is(err, ria.ErrOutcomeUnknown) && !errors.Is(err, semaphore.ErrNotHeld), "Release: %v", err)
 		s.WaitGiveBacksForTest()
-		h.check(len(holding(t, b, "sem")) == 0, "released in the background: %v", holding(t, b, "sem"))
+		h.Check(len(holding(t, b, "sem")) == 0, "released in the background: %v", holding(t, b, "sem"))
 	})
 }
 
@@ -184,7 +146,7 @@ func TestFaults_Acquire_contended(t *testing.T) {
 		ctx := t.Context()
 		s, f := faultySem(t, b, "sem", 1)
 		other := newSem(t, b, b.Client, "sem", 1, time.Minute)
-		h := newHarness(t, f, "Acquire contended/Release hand-over")
+		h := redistest.NewHarness(t, f, "semaphore Acquire contended/Release hand-over")
 		for _, c := range []struct {
 			what  string
 			hot   bool
@@ -199,20 +161,20 @@ func TestFaults_Acquire_contended(t *testing.T) {
 			require.NoError(t, err)
 			s.SetHotForTest(c.hot)
 			var r result
-			h.call(1, c.match, func() {
+			h.Call(1, c.match, func() {
 				ch := acquireAsync(ctx, s, semaphore.WithWait(20*time.Second))
 				waitUntilWaiting(t, b, "sem")
 				require.NoError(t, held.Release(ctx)) // hands it over
 				r = receive(t, ch)
 			})
-			if h.check(r.err == nil, "Acquire losing the reply of %s: %v", c.what, r.err) {
-				h.check(assert.ObjectsAreEqual([]string{r.p.ID()}, holding(t, b, "sem")), "holders %v, the answer %s", holding(t, b, "sem"), r.p.ID())
-				h.check(b.Client.LLen(ctx, key(b, "sem", "queue")).Val() == 0, "left the queue")
+			if h.Check(r.err == nil, "Acquire losing the reply of %s: %v", c.what, r.err) {
+				h.Check(assert.ObjectsAreEqual([]string{r.p.ID()}, holding(t, b, "sem")), "holders %v, the answer %s", holding(t, b, "sem"), r.p.ID())
+				h.Check(b.Client.LLen(ctx, key(b, "sem", "queue")).Val() == 0, "left the queue")
 				var err error
-				h.call(1, redistest.Scripts, func() { err = r.p.Release(ctx) })
-				h.check(err == nil, "Release: %v", err)
-				h.check(len(holding(t, b, "sem")) == 0, "released")
-				h.check(len(b.Keys(key(b, "sem", "grant:*"))) == 0, "no grant left")
+				h.Call(1, redistest.Scripts, func() { err = r.p.Release(ctx) })
+				h.Check(err == nil, "Release: %v", err)
+				h.Check(len(holding(t, b, "sem")) == 0, "released")
+				h.Check(len(b.Keys(key(b, "sem", "grant:*"))) == 0, "no grant left")
 			}
 		}
 		// The releaser of a hand-over loses its reply.
@@ -220,11 +182,11 @@ func TestFaults_Acquire_contended(t *testing.T) {
 		require.NoError(t, err)
 		ch := acquireAsync(ctx, other, semaphore.WithWait(20*time.Second))
 		waitUntilWaiting(t, b, "sem")
-		h.call(1, redistest.Scripts, func() { err = p.Release(ctx) })
-		h.check(err == nil, "the hand-over's Release: %v", err)
+		h.Call(1, redistest.Scripts, func() { err = p.Release(ctx) })
+		h.Check(err == nil, "the hand-over's Release: %v", err)
 		r := receive(t, ch)
 		require.NoError(t, r.err)
-		h.check(assert.ObjectsAreEqual([]string{r.p.ID()}, holding(t, b, "sem")), "handed over once, to the waiter")
+		h.Check(assert.ObjectsAreEqual([]string{r.p.ID()}, holding(t, b, "sem")), "handed over once, to the waiter")
 		require.NoError(t, r.p.Release(ctx))
 	})
 }
@@ -237,7 +199,7 @@ func TestFaults_Acquire_leave(t *testing.T) {
 		ctx := t.Context()
 		s, f := faultySem(t, b, "sem", 1)
 		other := newSem(t, b, b.Client, "sem", 1, time.Minute)
-		h := newHarness(t, f, "Acquire gives up (Leave)")
+		h := redistest.NewHarness(t, f, "semaphore Acquire gives up (Leave)")
 		held, err := other.TryAcquire(ctx)
 		require.NoError(t, err)
 		for _, lost := range []int{1, 4} {
@@ -249,17 +211,17 @@ func TestFaults_Acquire_leave(t *testing.T) {
 			})
 			before := f.Lost()
 			_, err := s.Acquire(ctx, semaphore.WithWait(100*time.Millisecond))
-			h.calls++
+			h.Counted()
 			require.Equal(t, before+int64(lost), f.Lost(), "the Leave's replies were lost")
 			s.WaitGiveBacksForTest()
 			if lost < 4 {
-				h.check(errors.Is(err, semaphore.ErrNoPermit) && !errors.Is(err, ria.ErrOutcomeUnknown), "gave up: %v", err)
+				h.Check(errors.Is(err, semaphore.ErrNoPermit) && !errors.Is(err, ria.ErrOutcomeUnknown), "gave up: %v", err)
 			} else {
-				h.check(errors.Is(err, ria.ErrOutcomeUnknown) && !errors.Is(err, semaphore.ErrNoPermit), "could not confirm leaving: %v", err)
+				h.Check(errors.Is(err, ria.ErrOutcomeUnknown) && !errors.Is(err, semaphore.ErrNoPermit), "could not confirm leaving: %v", err)
 			}
-			h.check(b.Client.LLen(ctx, key(b, "sem", "queue")).Val() == 0, "left the queue")
-			h.check(b.Client.HLen(ctx, key(b, "sem", "waiters")).Val() == 0, "no place left")
-			h.check(assert.ObjectsAreEqual([]string{held.ID()}, holding(t, b, "sem")), "the holder still holds it")
+			h.Check(b.Client.LLen(ctx, key(b, "sem", "queue")).Val() == 0, "left the queue")
+			h.Check(b.Client.HLen(ctx, key(b, "sem", "waiters")).Val() == 0, "no place left")
+			h.Check(assert.ObjectsAreEqual([]string{held.ID()}, holding(t, b, "sem")), "the holder still holds it")
 		}
 		s.SetHookForTest(nil)
 		require.NoError(t, held.Release(ctx))

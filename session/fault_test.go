@@ -26,45 +26,6 @@ import (
 // the server's state; an answer that disagrees with it counts as a
 // disagreement. Each test logs one line of counts.
 
-// harness counts the calls of one test and checks that each lost a reply.
-type harness struct {
-	t        *testing.T
-	f        *redistest.Faults
-	op       string
-	calls    int
-	disagree int
-}
-
-func newHarness(t *testing.T, f *redistest.Faults, op string) *harness {
-	h := &harness{t: t, f: f, op: op}
-	t.Cleanup(func() {
-		t.Logf("fault harness: session %s: calls=%d lost=%d disagreements=%d", h.op, h.calls, h.f.Lost(), h.disagree)
-		assert.Zero(t, h.disagree, "answers that disagree with the server")
-	})
-	return h
-}
-
-// call arms n lost replies of the commands match matches, runs fn, and
-// checks that all n were lost: the fault happened.
-func (h *harness) call(n int, match func([]string) bool, fn func()) {
-	h.t.Helper()
-	lost := h.f.Lost()
-	h.f.LoseReply(n, match)
-	fn()
-	h.calls++
-	require.Equal(h.t, lost+int64(n), h.f.Lost(), "the replies were lost")
-	require.Zero(h.t, h.f.Armed())
-}
-
-// check counts a disagreement unless ok.
-func (h *harness) check(ok bool, format string, args ...any) {
-	h.t.Helper()
-	if !ok {
-		h.disagree++
-		h.t.Errorf("disagreement: "+format, args...)
-	}
-}
-
 // viewsOf returns the view count of item in the ranking.
 func viewsOf(t *testing.T, b *redistest.Backend, item string) int64 {
 	t.Helper()
@@ -87,7 +48,7 @@ func TestFaults_UpdateToken(t *testing.T) {
 		// The scripts cached on the server.
 		require.NoError(t, s.UpdateToken(ctx, "warm", "u", "warm"))
 		require.NoError(t, s.UpdateToken(ctx, "warm", "u", ""))
-		h := newHarness(t, f, "UpdateToken")
+		h := redistest.NewHarness(t, f, "session UpdateToken")
 		want := int64(0)
 		for i := range 12 {
 			tok := "tok-" + strconv.Itoa(i%3)
@@ -98,25 +59,25 @@ func TestFaults_UpdateToken(t *testing.T) {
 				want++
 			}
 			var err error
-			h.call(1+i%3, redistest.Scripts, func() { err = s.UpdateToken(ctx, tok, "user-"+tok, item) })
+			h.Call(1+i%3, redistest.Scripts, func() { err = s.UpdateToken(ctx, tok, "user-"+tok, item) })
 			require.NoError(t, err)
-			h.check(viewsOf(t, b, "item") == want, "request %d: %d views, want %d", i, viewsOf(t, b, "item"), want)
+			h.Check(viewsOf(t, b, "item") == want, "request %d: %d views, want %d", i, viewsOf(t, b, "item"), want)
 			user, ok, err := s.CheckToken(ctx, tok)
 			require.NoError(t, err)
-			h.check(ok && user == "user-"+tok, "request %d: token %s maps to %q %v", i, tok, user, ok)
+			h.Check(ok && user == "user-"+tok, "request %d: token %s maps to %q %v", i, tok, user, ok)
 			viewed, err := s.Viewed(ctx, tok)
 			require.NoError(t, err)
-			h.check(len(viewed) <= 1, "request %d: viewed %v: one item, once", i, viewed)
+			h.Check(len(viewed) <= 1, "request %d: viewed %v: one item, once", i, viewed)
 		}
 		n, err := s.Sessions(ctx)
 		require.NoError(t, err)
-		h.check(n == 4, "%d sessions, want 4", n)
+		h.Check(n == 4, "%d sessions, want 4", n)
 
 		for _, item := range []string{"late", ""} {
-			h.call(4, redistest.Scripts, func() { err = s.UpdateToken(ctx, "tok-late", "u", item) })
-			h.check(errors.Is(err, ria.ErrOutcomeUnknown), "no reply at all: %v", err)
+			h.Call(4, redistest.Scripts, func() { err = s.UpdateToken(ctx, "tok-late", "u", item) })
+			h.Check(errors.Is(err, ria.ErrOutcomeUnknown), "no reply at all: %v", err)
 		}
-		h.check(viewsOf(t, b, "late") == 1, "the unanswered view ran once: %d", viewsOf(t, b, "late"))
+		h.Check(viewsOf(t, b, "late") == 1, "the unanswered view ran once: %d", viewsOf(t, b, "late"))
 	})
 }
 
@@ -128,7 +89,7 @@ func TestFaults_AddToCart_CacheRequest(t *testing.T) {
 		rdb, _, f := b.FaultyClient()
 		s := newStore(t, b, rdb)
 		require.NoError(t, s.AddToCart(ctx, "warm", "x", 1)) // the script cached
-		h := newHarness(t, f, "AddToCart/CacheRequest")
+		h := redistest.NewHarness(t, f, "session AddToCart/CacheRequest")
 		want := map[string]int{}
 		for i := range 10 {
 			item := "item-" + strconv.Itoa(i%3)
@@ -139,18 +100,18 @@ func TestFaults_AddToCart_CacheRequest(t *testing.T) {
 				want[item] = count
 			}
 			var err error
-			h.call(1+i%2, redistest.Scripts, func() { err = s.AddToCart(ctx, "tok", item, count) })
+			h.Call(1+i%2, redistest.Scripts, func() { err = s.AddToCart(ctx, "tok", item, count) })
 			require.NoError(t, err)
 			cart, err := s.Cart(ctx, "tok")
 			require.NoError(t, err)
-			h.check(len(cart) == len(want), "after %d: cart %v, want %v", i, cart, want)
+			h.Check(len(cart) == len(want), "after %d: cart %v, want %v", i, cart, want)
 			for k, v := range want {
-				h.check(cart[k] == v, "after %d: cart %v, want %v", i, cart, want)
+				h.Check(cart[k] == v, "after %d: cart %v, want %v", i, cart, want)
 			}
 		}
 		var err error
-		h.call(4, redistest.Scripts, func() { err = s.AddToCart(ctx, "tok", "late", 5) })
-		h.check(errors.Is(err, ria.ErrOutcomeUnknown), "no reply at all: %v", err)
+		h.Call(4, redistest.Scripts, func() { err = s.AddToCart(ctx, "tok", "late", 5) })
+		h.Check(errors.Is(err, ria.ErrOutcomeUnknown), "no reply at all: %v", err)
 
 		// Page stores: the first request of a top item renders and stores.
 		require.NoError(t, s.UpdateToken(ctx, "tok", "u", "7"))
@@ -161,18 +122,18 @@ func TestFaults_AddToCart_CacheRequest(t *testing.T) {
 		}
 		for i, req := range []string{"/?item=7", "/?item=7&page=2"} {
 			var page string
-			h.call(1+i, redistest.Commands("set"), func() { page, err = s.CacheRequest(ctx, req, render) })
+			h.Call(1+i, redistest.Commands("set"), func() { page, err = s.CacheRequest(ctx, req, render) })
 			require.NoError(t, err)
 			stored, err := b.Client.Get(ctx, key(b, "page:"+sha256hex(req))).Result()
 			require.NoError(t, err)
-			h.check(stored == page, "%s: answered %q, stored %q", req, page, stored)
+			h.Check(stored == page, "%s: answered %q, stored %q", req, page, stored)
 			again, err := s.CacheRequest(ctx, req, render)
 			require.NoError(t, err)
-			h.check(again == page && renders == i+1, "%s: served %q after %d renders", req, again, renders)
+			h.Check(again == page && renders == i+1, "%s: served %q after %d renders", req, again, renders)
 		}
 		var page string
-		h.call(4, redistest.Commands("set"), func() { page, err = s.CacheRequest(ctx, "/?item=7&page=3", render) })
-		h.check(errors.Is(err, ria.ErrOutcomeUnknown) && page == "page 3", "no reply at all: %q %v", page, err)
+		h.Call(4, redistest.Commands("set"), func() { page, err = s.CacheRequest(ctx, "/?item=7&page=3", render) })
+		h.Check(errors.Is(err, ria.ErrOutcomeUnknown) && page == "page 3", "no reply at all: %q %v", page, err)
 	})
 }
 
@@ -196,47 +157,47 @@ func TestFaults_rows(t *testing.T) {
 		clock.Add(time.Second)
 		_, err = rc.CacheDue(ctx)
 		require.NoError(t, err)
-		h := newHarness(t, f, "ScheduleRowCache/CacheDue")
+		h := redistest.NewHarness(t, f, "session ScheduleRowCache/CacheDue")
 		// The row scripts that store or drop a row: EVALSHA sha numkeys
 		// ..., with 4 keys (schedule, delay, row, record); the due read
 		// has 2.
 		stores := func(cmd []string) bool { return redistest.Scripts(cmd) && len(cmd) > 2 && cmd[2] == "4" }
 
 		for i, id := range []string{"a", "b", "c"} {
-			h.call(1+i, redistest.Scripts, func() { err = s.ScheduleRowCache(ctx, id, time.Second) })
+			h.Call(1+i, redistest.Scripts, func() { err = s.ScheduleRowCache(ctx, id, time.Second) })
 			require.NoError(t, err)
-			h.check(b.Client.ZScore(ctx, key(b, "schedule"), id).Val() == 0, "%s due at once", id)
-			h.check(b.Client.ZScore(ctx, key(b, "delay"), id).Val() == 1000, "%s every second", id)
+			h.Check(b.Client.ZScore(ctx, key(b, "schedule"), id).Val() == 0, "%s due at once", id)
+			h.Check(b.Client.ZScore(ctx, key(b, "delay"), id).Val() == 1000, "%s every second", id)
 		}
 		// One pass: the due read, then a store per row; each store loses
 		// its reply once.
 		loads := inv.loads.Load()
 		var n int
-		h.call(3, stores, func() { n, err = rc.CacheDue(ctx) })
+		h.Call(3, stores, func() { n, err = rc.CacheDue(ctx) })
 		require.NoError(t, err)
-		h.check(n == 3, "CacheDue answered %d, want 3", n)
-		h.check(inv.loads.Load() == loads+3, "loaded %d times, want 3", inv.loads.Load()-loads)
+		h.Check(n == 3, "CacheDue answered %d, want 3", n)
+		h.Check(inv.loads.Load() == loads+3, "loaded %d times, want 3", inv.loads.Load()-loads)
 		for _, id := range []string{"a", "b", "c"} {
-			h.check(rowVersion(t, s, id) > 0, "%s cached", id)
+			h.Check(rowVersion(t, s, id) > 0, "%s cached", id)
 			due := b.Client.ZScore(ctx, key(b, "schedule"), id).Val()
-			h.check(due == float64(clock.Now().Add(time.Second).UnixMilli()), "%s next due %v", id, due)
+			h.Check(due == float64(clock.Now().Add(time.Second).UnixMilli()), "%s next due %v", id, due)
 		}
 
 		// Unscheduling through lost replies; then a drop of a row left
 		// without a delay, through a lost reply.
-		h.call(2, redistest.Scripts, func() { err = s.ScheduleRowCache(ctx, "a", -1) })
+		h.Call(2, redistest.Scripts, func() { err = s.ScheduleRowCache(ctx, "a", -1) })
 		require.NoError(t, err)
-		h.check(rowVersion(t, s, "a") == 0 && b.Client.ZScore(ctx, key(b, "schedule"), "a").Err() == redis.Nil, "a unscheduled")
+		h.Check(rowVersion(t, s, "a") == 0 && b.Client.ZScore(ctx, key(b, "schedule"), "a").Err() == redis.Nil, "a unscheduled")
 		require.NoError(t, b.Client.ZRem(ctx, key(b, "delay"), "b").Err())
 		clock.Add(time.Second)
-		h.call(2, stores, func() { n, err = rc.CacheDue(ctx) })
+		h.Call(2, stores, func() { n, err = rc.CacheDue(ctx) })
 		require.NoError(t, err)
-		h.check(n == 2, "CacheDue answered %d, want 2 (b dropped, c stored)", n)
-		h.check(rowVersion(t, s, "b") == 0, "b dropped")
-		h.check(rowVersion(t, s, "c") == int(inv.loads.Load()), "c stored")
+		h.Check(n == 2, "CacheDue answered %d, want 2 (b dropped, c stored)", n)
+		h.Check(rowVersion(t, s, "b") == 0, "b dropped")
+		h.Check(rowVersion(t, s, "c") == int(inv.loads.Load()), "c stored")
 
-		h.call(4, redistest.Scripts, func() { err = s.ScheduleRowCache(ctx, "d", time.Second) })
-		h.check(errors.Is(err, ria.ErrOutcomeUnknown), "no reply at all: %v", err)
+		h.Call(4, redistest.Scripts, func() { err = s.ScheduleRowCache(ctx, "d", time.Second) })
+		h.Check(errors.Is(err, ria.ErrOutcomeUnknown), "no reply at all: %v", err)
 	})
 }
 
@@ -259,35 +220,35 @@ func TestFaults_Clean_Rescale(t *testing.T) {
 			b.FastForward(time.Millisecond)
 			require.NoError(t, s.UpdateToken(ctx, "tok-"+strconv.Itoa(10+i), "u", "item"))
 		}
-		h := newHarness(t, f, "Clean/Rescale")
+		h := redistest.NewHarness(t, f, "session Clean/Rescale")
 		var n int
 		// Four batches (2, 2, 2, 1), each losing the reply of its first
 		// attempt: every other script command loses its reply.
 		var seen atomic.Int64
 		everyOther := func(cmd []string) bool { return redistest.Scripts(cmd) && seen.Add(1)%2 == 1 }
-		h.call(4, everyOther, func() { n, err = c.Clean(ctx) })
+		h.Call(4, everyOther, func() { n, err = c.Clean(ctx) })
 		require.NoError(t, err)
 		left, err := s.Sessions(ctx)
 		require.NoError(t, err)
-		h.check(n == 7 && left == 5, "Clean answered %d deleted, %d left; want 7 and 5", n, left)
+		h.Check(n == 7 && left == 5, "Clean answered %d deleted, %d left; want 7 and 5", n, left)
 		for i := range 12 {
 			_, ok, err := s.CheckToken(ctx, "tok-"+strconv.Itoa(10+i))
 			require.NoError(t, err)
-			h.check(ok == (i >= 7), "tok-%d: logged in %v", 10+i, ok)
+			h.Check(ok == (i >= 7), "tok-%d: logged in %v", 10+i, ok)
 		}
 
 		require.NoError(t, b.Client.ZAdd(ctx, key(b, "views"), redis.Z{Member: "item", Score: -64}).Err())
 		want := -64.0
 		for i := range 3 {
-			h.call(1+i, redistest.Scripts, func() { err = r.Rescale(ctx) })
+			h.Call(1+i, redistest.Scripts, func() { err = r.Rescale(ctx) })
 			require.NoError(t, err)
 			want /= 2
 			got := b.Client.ZScore(ctx, key(b, "views"), "item").Val()
-			h.check(got == want, "rescale %d: %v, want %v (halved once)", i, got, want)
+			h.Check(got == want, "rescale %d: %v, want %v (halved once)", i, got, want)
 		}
-		h.call(4, redistest.Scripts, func() { err = r.Rescale(ctx) })
-		h.check(errors.Is(err, ria.ErrOutcomeUnknown), "no reply at all: %v", err)
-		h.check(b.Client.ZScore(ctx, key(b, "views"), "item").Val() == want/2, "the unanswered rescale ran once")
+		h.Call(4, redistest.Scripts, func() { err = r.Rescale(ctx) })
+		h.Check(errors.Is(err, ria.ErrOutcomeUnknown), "no reply at all: %v", err)
+		h.Check(b.Client.ZScore(ctx, key(b, "views"), "item").Val() == want/2, "the unanswered rescale ran once")
 	})
 }
 

@@ -26,45 +26,6 @@ import (
 // the server's state; an answer that disagrees with it counts as a
 // disagreement. Each test logs one line of counts.
 
-// harness counts the calls of one test and checks that each lost a reply.
-type harness struct {
-	t        *testing.T
-	f        *redistest.Faults
-	op       string
-	calls    int
-	disagree int
-}
-
-func newHarness(t *testing.T, f *redistest.Faults, op string) *harness {
-	h := &harness{t: t, f: f, op: op}
-	t.Cleanup(func() {
-		t.Logf("fault harness: voting %s: calls=%d lost=%d disagreements=%d", h.op, h.calls, h.f.Lost(), h.disagree)
-		assert.Zero(t, h.disagree, "answers that disagree with the server")
-	})
-	return h
-}
-
-// call arms n lost replies of the commands match matches, runs fn, and
-// checks that all n were lost: the fault happened.
-func (h *harness) call(n int, match func([]string) bool, fn func()) {
-	h.t.Helper()
-	lost := h.f.Lost()
-	h.f.LoseReply(n, match)
-	fn()
-	h.calls++
-	require.Equal(h.t, lost+int64(n), h.f.Lost(), "the replies were lost")
-	require.Zero(h.t, h.f.Armed())
-}
-
-// check counts a disagreement unless ok.
-func (h *harness) check(ok bool, format string, args ...any) {
-	h.t.Helper()
-	if !ok {
-		h.disagree++
-		h.t.Errorf("disagreement: "+format, args...)
-	}
-}
-
 // articles returns the number of articles in the time index.
 func articles(t *testing.T, b *redistest.Backend) int64 {
 	t.Helper()
@@ -83,29 +44,29 @@ func TestFaults_Post(t *testing.T) {
 		rdb, _, f := b.FaultyClient()
 		s := newSite(t, b, rdb)
 		post(t, s, "warm", "warm") // the script cached on the server
-		h := newHarness(t, f, "Post")
+		h := redistest.NewHarness(t, f, "voting Post")
 		want := int64(1)
 		for i, lose := range []int{1, 1, 2, 3, 1, 2} {
 			title := "t" + strconv.Itoa(i)
 			var id string
 			var err error
-			h.call(lose, redistest.Scripts, func() { id, err = s.Post(ctx, "alice", title, "http://example.com") })
+			h.Call(lose, redistest.Scripts, func() { id, err = s.Post(ctx, "alice", title, "http://example.com") })
 			require.NoError(t, err)
 			want++
-			h.check(articles(t, b) == want, "after post %d: %d articles, want %d", i, articles(t, b), want)
-			h.check(id == strconv.FormatInt(want, 10), "post %d answered ID %s, want %d", i, id, want)
+			h.Check(articles(t, b) == want, "after post %d: %d articles, want %d", i, articles(t, b), want)
+			h.Check(id == strconv.FormatInt(want, 10), "post %d answered ID %s, want %d", i, id, want)
 			a, err := s.Get(ctx, id)
 			require.NoError(t, err)
-			h.check(a.Title == title && a.Votes == 1, "article %s: %+v", id, a)
+			h.Check(a.Title == title && a.Votes == 1, "article %s: %+v", id, a)
 		}
 
 		// Every attempt loses its reply: the outcome is unknown, not an
 		// error that says nothing happened; it did happen, once.
 		var err error
-		h.call(4, redistest.Scripts, func() { _, err = s.Post(ctx, "alice", "lost", "http://example.com") })
-		h.check(errors.Is(err, ria.ErrOutcomeUnknown), "no reply at all: %v", err)
+		h.Call(4, redistest.Scripts, func() { _, err = s.Post(ctx, "alice", "lost", "http://example.com") })
+		h.Check(errors.Is(err, ria.ErrOutcomeUnknown), "no reply at all: %v", err)
 		want++
-		h.check(articles(t, b) == want, "after the unanswered post: %d articles, want %d", articles(t, b), want)
+		h.Check(articles(t, b) == want, "after the unanswered post: %d articles, want %d", articles(t, b), want)
 	})
 }
 
@@ -119,7 +80,7 @@ func TestFaults_Vote(t *testing.T) {
 		id := post(t, s, "alice", "t")
 		_, err := s.Vote(ctx, id, "warm", voting.Up) // the script cached on the server
 		require.NoError(t, err)
-		h := newHarness(t, f, "Vote")
+		h := redistest.NewHarness(t, f, "voting Vote")
 		up, down := int64(2), int64(0)
 		standing := map[string]voting.Direction{"alice": voting.Up, "warm": voting.Up}
 		for i := range 24 {
@@ -143,33 +104,33 @@ func TestFaults_Vote(t *testing.T) {
 				standing[user] = d
 			}
 			var counted bool
-			h.call(1+i%2, redistest.Scripts, func() { counted, err = s.Vote(ctx, id, user, d) })
+			h.Call(1+i%2, redistest.Scripts, func() { counted, err = s.Vote(ctx, id, user, d) })
 			require.NoError(t, err)
-			h.check(counted == wantCounted, "vote %d (%s %v) answered counted=%v, want %v", i, user, d, counted, wantCounted)
+			h.Check(counted == wantCounted, "vote %d (%s %v) answered counted=%v, want %v", i, user, d, counted, wantCounted)
 			a := get(t, s, id)
-			h.check(a.Votes == up && a.Downvotes == down, "after vote %d: %d/%d, want %d/%d", i, a.Votes, a.Downvotes, up, down)
-			h.check(b.Client.SCard(ctx, key(b, "voted:"+id)).Val() == up, "up-voters")
-			h.check(b.Client.SCard(ctx, key(b, "downvoted:"+id)).Val() == down, "down-voters")
+			h.Check(a.Votes == up && a.Downvotes == down, "after vote %d: %d/%d, want %d/%d", i, a.Votes, a.Downvotes, up, down)
+			h.Check(b.Client.SCard(ctx, key(b, "voted:"+id)).Val() == up, "up-voters")
+			h.Check(b.Client.SCard(ctx, key(b, "downvoted:"+id)).Val() == down, "down-voters")
 			wantScore(t, b, a, up-down)
 		}
 
 		// A refused vote: the re-send is refused alike, and nothing (not
 		// even a record) is written.
 		before := b.Snapshot()
-		h.call(1, redistest.Scripts, func() { _, err = s.Vote(ctx, "99", "bob", voting.Up) })
-		h.check(errors.Is(err, voting.ErrNoArticle), "unknown article: %v", err)
-		h.check(fmt.Sprint(before) == fmt.Sprint(b.Snapshot()), "a refused vote wrote something")
+		h.Call(1, redistest.Scripts, func() { _, err = s.Vote(ctx, "99", "bob", voting.Up) })
+		h.Check(errors.Is(err, voting.ErrNoArticle), "unknown article: %v", err)
+		h.Check(fmt.Sprint(before) == fmt.Sprint(b.Snapshot()), "a refused vote wrote something")
 
 		// No reply at all: the outcome is unknown, never "not counted".
 		var counted bool
-		h.call(4, redistest.Scripts, func() { counted, err = s.Vote(ctx, id, "late", voting.Down) })
-		h.check(errors.Is(err, ria.ErrOutcomeUnknown) && !counted, "no reply at all: %v %v", counted, err)
-		h.check(b.Client.SIsMember(ctx, key(b, "downvoted:"+id), "late").Val(), "the vote ran")
+		h.Call(4, redistest.Scripts, func() { counted, err = s.Vote(ctx, id, "late", voting.Down) })
+		h.Check(errors.Is(err, ria.ErrOutcomeUnknown) && !counted, "no reply at all: %v %v", counted, err)
+		h.Check(b.Client.SIsMember(ctx, key(b, "downvoted:"+id), "late").Val(), "the vote ran")
 		counted, err = s.Vote(ctx, id, "late", voting.Down)
 		require.NoError(t, err)
-		h.check(!counted, "voting again after an unknown outcome counts once")
+		h.Check(!counted, "voting again after an unknown outcome counts once")
 		a := get(t, s, id)
-		h.check(a.Downvotes == down+1, "downvotes %d, want %d", a.Downvotes, down+1)
+		h.Check(a.Downvotes == down+1, "downvotes %d, want %d", a.Downvotes, down+1)
 	})
 }
 
@@ -182,7 +143,7 @@ func TestFaults_UpdateGroups(t *testing.T) {
 		s := newSite(t, b, rdb)
 		a1, a2 := post(t, s, "alice", "one"), post(t, s, "alice", "two")
 		require.NoError(t, s.UpdateGroups(ctx, a1, []string{"warm"}, nil)) // the script cached
-		h := newHarness(t, f, "UpdateGroups/GroupPage")
+		h := redistest.NewHarness(t, f, "voting UpdateGroups/GroupPage")
 		members := func(g string) []string { return sorted(b.Client.SMembers(ctx, key(b, "group:"+g)).Val()) }
 		for i, c := range []struct {
 			id          string
@@ -195,23 +156,23 @@ func TestFaults_UpdateGroups(t *testing.T) {
 			{a1, []string{"go"}, nil, map[string][]string{"go": {a1, a2}}},
 		} {
 			var err error
-			h.call(1+i%2, redistest.Scripts, func() { err = s.UpdateGroups(ctx, c.id, c.add, c.remove) })
+			h.Call(1+i%2, redistest.Scripts, func() { err = s.UpdateGroups(ctx, c.id, c.add, c.remove) })
 			require.NoError(t, err)
 			for g, want := range c.want {
-				h.check(fmt.Sprint(want) == fmt.Sprint(members(g)), "update %d: group %s holds %v, want %v", i, g, members(g), want)
+				h.Check(fmt.Sprint(want) == fmt.Sprint(members(g)), "update %d: group %s holds %v, want %v", i, g, members(g), want)
 			}
 			// The group page, whose script fills the cache, through a lost
 			// reply too: the re-send reads the cache the first run filled.
 			var page []voting.Article
-			h.call(1, redistest.Scripts, func() { page, err = s.GroupPage(ctx, "go", voting.ByTime, 1, 10) })
+			h.Call(1, redistest.Scripts, func() { page, err = s.GroupPage(ctx, "go", voting.ByTime, 1, 10) })
 			require.NoError(t, err)
 			got := sorted(ids(page))
-			h.check(fmt.Sprint(got) == fmt.Sprint(members("go")), "update %d: group page %v, group %v", i, got, members("go"))
+			h.Check(fmt.Sprint(got) == fmt.Sprint(members("go")), "update %d: group page %v, group %v", i, got, members("go"))
 		}
 		var err error
-		h.call(4, redistest.Scripts, func() { err = s.UpdateGroups(ctx, a2, nil, []string{"go"}) })
-		h.check(errors.Is(err, ria.ErrOutcomeUnknown), "no reply at all: %v", err)
-		h.check(fmt.Sprint([]string{a1}) == fmt.Sprint(members("go")), "the update ran: %v", members("go"))
+		h.Call(4, redistest.Scripts, func() { err = s.UpdateGroups(ctx, a2, nil, []string{"go"}) })
+		h.Check(errors.Is(err, ria.ErrOutcomeUnknown), "no reply at all: %v", err)
+		h.Check(fmt.Sprint([]string{a1}) == fmt.Sprint(members("go")), "the update ran: %v", members("go"))
 	})
 }
 
