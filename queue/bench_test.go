@@ -65,16 +65,17 @@ func BenchmarkGroup_EnqueueBatch(b *testing.B) {
 
 // BenchmarkWorker measures enqueue-to-processed throughput: a producer
 // enqueues b.N tasks in batches of 100 while a running worker of the given
-// concurrency processes them with a no-op handler; an op is one task, done
-// when its handler has returned. roundtrips/op counts the worker's and the
-// producer's round trips.
+// concurrency (and prefetch) processes them with a no-op handler; an op is
+// one task, done when its handler has returned. roundtrips/op counts the
+// worker's and the producer's round trips.
 func BenchmarkWorker(b *testing.B) {
-	for _, concurrency := range []int{1, 32} {
-		b.Run(fmt.Sprintf("concurrency=%d", concurrency), func(b *testing.B) {
+	for _, tc := range []struct{ concurrency, prefetch int }{{1, 0}, {1, 32}, {32, 0}} {
+		concurrency := tc.concurrency
+		b.Run(fmt.Sprintf("concurrency=%d/prefetch=%d", tc.concurrency, tc.prefetch), func(b *testing.B) {
 			be := redistest.New(b, redistest.Standalone)
 			producer := benchGroup(b, be, be.Client)
 			wc, wcount := be.NewClient()
-			w, err := queue.NewWorker(benchGroup(b, be, wc), queue.Concurrency(concurrency))
+			w, err := queue.NewWorker(benchGroup(b, be, wc), queue.Concurrency(concurrency), queue.Prefetch(tc.prefetch))
 			if err != nil {
 				b.Fatal(err)
 			}

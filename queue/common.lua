@@ -1,40 +1,70 @@
--- common.lua: the shared part of every queue script that changes state,
--- prepended to it. Such a script's KEYS start with the group's eight keys:
---   KEYS[1] tasks     HASH '<id>:<f>' -> field f of task id: p payload,
---                     q queue, n task name, m max retries, a failed
---                     attempts, e last error, c nonce of the enqueue call
---                     (tasks with an ID chosen by the caller)
+-- common.lua: the shared part of the queue scripts that move tasks between
+-- the group's lists and sets (after lib.lua). Their KEYS start with:
+--   KEYS[1] tasks     HASH of the tasks (see lib.lua)
 --   KEYS[2] delayed   ZSET id -> due time (server Unix ms)
 --   KEYS[3] inflight  ZSET '<id>:<lease token>' -> lease deadline (server Unix ms)
 --   KEYS[4] dead      ZSET id -> time of death (server Unix ms)
---   KEYS[5] seq       STRING the last lease token handed out
---   KEYS[6] ready prefix: the ready LIST of queue q is KEYS[6]..q
---   KEYS[7] signal prefix: the signal LIST of queue q is KEYS[7]..q
---   KEYS[8] schedule  LIST at most one wake token for any idle worker of
---                     the group: a due time was added that the idle
---                     workers may not know
+--   KEYS[5] ready prefix: the ready LIST of queue q is KEYS[5]..q
+--   KEYS[6] signal prefix: the signal LIST of queue q is KEYS[6]..q
+--   KEYS[7] schedule  LIST at most one wake token for any idle worker of the
+--                     group: a due time was added that the idle workers may
+--                     not know
 -- A task's queue is read from tasks, so the ready and signal lists that
 -- promote, recover, release and requeue push to cannot be declared in KEYS
 -- beforehand: they are built from the two declared prefixes, whose {group}
--- hash tag keeps them in the slot of KEYS[1].
-local TASKS, DELAYED, INFLIGHT, DEAD, SEQ, READY, SIGNAL, SCHEDULE =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+-- hash tag keeps them in the slot of KEYS[1]. They are read (and so
+-- checked) before any write, like every other key.
+local TASKS, DELAYED, INFLIGHT, DEAD, READY, SIGNAL, SCHEDULE =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local R_TASKS, R_DELAYED, R_INFLIGHT, R_DEAD = 'queue tasks', 'queue delayed set', 'queue in-flight set', 'queue dead set'
+local R_READY, R_SIGNAL, R_SCHEDULE = 'queue ready list', 'queue signal list', 'queue schedule list'
 
-local function now_ms()
-  local t = redis.call('time')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
+local HEAD = {} -- id -> {q =, m =, a =} of a task read by task() (false: it has no fields)
 
--- wake pushes a token to a signal list, unless one is pending already.
-local function wake(signal)
-  if redis.call('llen', signal) == 0 then
-    redis.call('rpush', signal, '1')
+-- task reads task id: its queue q, max retries m and, with attempts, its
+-- failed attempts a (an integer, or the task is corrupt); and the lengths
+-- of its queue's ready and signal lists, which a push needs. It returns
+-- false for a task whose fields are gone.
+local function task(id, attempts)
+  local h = HEAD[id]
+  if h == nil then
+    h = false
+    local f = rd('hash', R_TASKS, 'hmget', TASKS, id, id .. ':a')
+    if f and f[1] then
+      local q, m = header(f[1])
+      if not q then
+        corrupt(TASKS, R_TASKS, id, f[1], 'a packed task')
+      else
+        h = {q = q, m = m, a = 0, ra = f[2]}
+        llen(READY .. q, R_READY)
+        llen(SIGNAL .. q, R_SIGNAL)
+      end
+    end
+    HEAD[id] = h
   end
+  if h and attempts and h.ra then
+    if string.match(h.ra, '^%d+$') then h.a = tonumber(h.ra) else corrupt(TASKS, R_TASKS, id .. ':a', h.ra, 'an integer') end
+  end
+  return h
 end
 
 -- forget deletes task id.
 local function forget(id)
-  redis.call('hdel', TASKS, id .. ':p', id .. ':q', id .. ':n', id .. ':m', id .. ':a', id .. ':e', id .. ':c')
+  redis.call('hdel', TASKS, id, id .. ':a', id .. ':e')
+end
+
+-- push puts task id (read by task, in no list or set) at the back of its
+-- queue's ready list, or at the front, and wakes the queue's idle workers
+-- if the list was empty. (A list that was not empty has a wake token
+-- pending, or a worker that took one is about to take, and wakes the next
+-- one if it leaves tasks behind.)
+local function push(id, front)
+  local q = HEAD[id].q
+  local key = READY .. q
+  local was = LEN[key]
+  redis.call(front and 'lpush' or 'rpush', key, id)
+  LEN[key] = was + 1
+  if was == 0 then wake(SIGNAL .. q) end
 end
 
 -- An idle worker blocks until the earliest due time it knows of (the
@@ -42,15 +72,20 @@ end
 -- later that is earlier than every one in delayed may be earlier than the
 -- time every idle worker waits for: such a script wakes one idle worker
 -- through SCHEDULE (reschedule), which takes again and so learns it.
-local first_due -- the first due time in delayed before this script added one (false: none)
+local first_due -- the first due time in delayed before the writes (false: none)
 local added_due -- the earliest due time this script added
+
+-- read_delayed reads the first due time and the schedule list.
+local function read_delayed()
+  if first_due == nil then
+    local f = rd('zset', R_DELAYED, 'zrange', DELAYED, 0, 0, 'WITHSCORES')
+    first_due = f and f[2] and tonumber(f[2]) or false
+    llen(SCHEDULE, R_SCHEDULE)
+  end
+end
 
 -- delay puts task id (in no list or set) into delayed, due at ms.
 local function delay(id, at)
-  if first_due == nil then
-    local first = redis.call('zrange', DELAYED, 0, 0, 'WITHSCORES')
-    first_due = first[2] and tonumber(first[2]) or false
-  end
   redis.call('zadd', DELAYED, at, id)
   if not added_due or at < added_due then added_due = at end
 end
@@ -58,121 +93,147 @@ end
 -- reschedule wakes one idle worker if this script added a due time earlier
 -- than every one it found in delayed.
 local function reschedule()
-  if added_due and (not first_due or added_due < first_due) then
-    wake(SCHEDULE)
-  end
+  if added_due and (not first_due or added_due < first_due) then wake(SCHEDULE) end
 end
 
--- bury makes task id (in no list or set) dead with error err, then drops
--- the oldest dead tasks beyond limit.
-local function bury(id, now, err, limit)
-  redis.call('hset', TASKS, id .. ':e', err)
-  redis.call('zadd', DEAD, now, id)
-  local over = redis.call('zcard', DEAD) - limit
+local DEADN -- the number of dead tasks
+
+local function read_dead()
+  if DEADN == nil then DEADN = rd('zset', R_DEAD, 'zcard', DEAD) or 0 end
+end
+
+-- bury makes task id (in no list or set) dead with error err (and attempts
+-- failed attempts, unless nil), then deletes the oldest dead tasks beyond
+-- limit.
+local function bury(id, now, err, attempts, limit)
+  if attempts then
+    redis.call('hset', TASKS, id .. ':e', err, id .. ':a', attempts)
+  else
+    redis.call('hset', TASKS, id .. ':e', err)
+  end
+  DEADN = DEADN + redis.call('zadd', DEAD, now, id)
+  local over = DEADN - limit
   if over > 0 then
     local old = redis.call('zpopmin', DEAD, over)
     for i = 1, #old, 2 do forget(old[i]) end
+    DEADN = DEADN - #old / 2
   end
 end
 
--- push puts task id (in no list or set) at the back of its queue's ready
--- list, or at the front, and wakes the queue. A task without a queue (its
--- fields were lost) is deleted; push then returns false.
-local function push(id, front)
-  local q = redis.call('hget', TASKS, id .. ':q')
-  if not q then
-    forget(id)
-    return false
-  end
-  if front then
-    redis.call('lpush', READY .. q, id)
-  else
-    redis.call('rpush', READY .. q, id)
-  end
-  wake(SIGNAL .. q)
-  return true
-end
-
--- promote moves up to limit due tasks from delayed to their ready lists.
-local function promote(now, limit)
-  local ids = redis.call('zrangebyscore', DELAYED, '-inf', now, 'LIMIT', 0, limit)
-  for _, id in ipairs(ids) do
-    redis.call('zrem', DELAYED, id)
-    push(id, false)
-  end
-  return #ids
-end
-
--- fail counts a failed attempt of task id (in no list or set) and schedules
--- its retry after backoff ms (returning true), or buries it when it has no
--- retry left or final is true.
-local function fail(id, now, err, backoff, final, limit)
-  local a = redis.call('hincrby', TASKS, id .. ':a', 1)
-  local m = tonumber(redis.call('hget', TASKS, id .. ':m')) or 0
-  if final or a > m then
-    bury(id, now, err, limit)
-    return false
-  end
-  redis.call('hset', TASKS, id .. ':e', err)
-  delay(id, now + backoff)
-  return true
-end
-
--- recover takes up to limit runs whose lease has expired out of inflight:
--- each counts a failed attempt of its task, which goes back to the front of
--- its ready list, or to dead when it has no retry left.
-local function recover(now, limit, deadlimit)
-  local runs = redis.call('zrangebyscore', INFLIGHT, '-inf', now, 'LIMIT', 0, limit)
-  for _, run in ipairs(runs) do
-    redis.call('zrem', INFLIGHT, run)
-    local id = string.match(run, '^(.*):%d+$')
-    if id then
-      local a = redis.call('hincrby', TASKS, id .. ':a', 1)
-      local m = tonumber(redis.call('hget', TASKS, id .. ':m')) or 0
-      if a > m then
-        bury(id, now, 'lease expired', deadlimit)
-      else
-        redis.call('hset', TASKS, id .. ':e', 'lease expired')
-        push(id, true)
-      end
-    end
-  end
-  return #runs
-end
-
--- held takes the run of task id with lease token out of inflight: true
--- when that run still held the task.
-local function held(id, token)
-  return redis.call('zrem', INFLIGHT, id .. ':' .. token) == 1
-end
-
--- settle applies the outcomes of tasks a worker ran, read from argv from
+-- read_outcomes reads the outcomes of tasks a worker ran from argv, from
 -- index i on: a count of acks, then (id, token) per ack; a count of other
--- outcomes, then (id, token, kind, backoff ms, error) per outcome, kind
--- being 'r' retry, 'd' dead now or 'l' release. An outcome whose run no
--- longer holds its task (the lease expired and the task was recovered, or
--- it was settled already) changes nothing. Returns the index after them,
--- and the number of retries scheduled.
-local function settle(argv, i, now, deadlimit)
-  local retries = 0
+-- outcomes, then (id, token, kind, attempts, backoff ms, error) per
+-- outcome, kind being 'r' retry, 'd' dead or 'l' release (attempts: the
+-- failed attempts to record, '' to leave them). It reads what settling
+-- them needs and returns them and the index after them.
+local function read_outcomes(argv, i)
+  local os = {acks = {}, others = {}}
   local n = tonumber(argv[i])
   i = i + 1
   for _ = 1, n do
-    if held(argv[i], argv[i + 1]) then forget(argv[i]) end
+    os.acks[#os.acks + 1] = argv[i] .. ':' .. argv[i + 1]
+    os.acks[#os.acks + 1] = argv[i]
     i = i + 2
   end
   n = tonumber(argv[i])
   i = i + 1
   for _ = 1, n do
-    local id, kind = argv[i], argv[i + 2]
-    if held(id, argv[i + 1]) then
-      if kind == 'l' then
-        push(id, true)
-      elseif fail(id, now, argv[i + 4], tonumber(argv[i + 3]), kind == 'd', deadlimit) then
-        retries = retries + 1
+    local o = {id = argv[i], run = argv[i] .. ':' .. argv[i + 1], kind = argv[i + 2], a = argv[i + 3],
+      backoff = tonumber(argv[i + 4]), err = argv[i + 5]}
+    os.others[#os.others + 1] = o
+    if o.kind == 'l' then
+      task(o.id)
+    elseif o.kind == 'r' then
+      read_delayed()
+    else
+      read_dead()
+    end
+    i = i + 6
+  end
+  if n > 0 or #os.acks > 0 then
+    need(INFLIGHT, 'zset', R_INFLIGHT)
+    need(TASKS, 'hash', R_TASKS)
+  end
+  return os, i
+end
+
+-- settle applies outcomes read by read_outcomes. An outcome whose run no
+-- longer holds its task (the lease expired and the task was recovered, or
+-- it was settled already: a re-send) changes nothing.
+local function settle(os, now, limit)
+  for i = 1, #os.acks, 2 do
+    if redis.call('zrem', INFLIGHT, os.acks[i]) == 1 then forget(os.acks[i + 1]) end
+  end
+  for _, o in ipairs(os.others) do
+    if redis.call('zrem', INFLIGHT, o.run) == 1 then
+      if o.kind == 'l' then
+        if HEAD[o.id] then push(o.id, true) else forget(o.id) end
+      elseif o.kind == 'r' then
+        redis.call('hset', TASKS, o.id .. ':a', o.a, o.id .. ':e', o.err)
+        delay(o.id, now + o.backoff)
+      else
+        bury(o.id, now, o.err, o.a ~= '' and o.a or nil, limit)
       end
     end
-    i = i + 5
   end
-  return i, retries
+end
+
+-- read_promote reads up to limit due tasks of delayed.
+local function read_promote(now, limit)
+  local ids = rd('zset', R_DELAYED, 'zrangebyscore', DELAYED, '-inf', now, 'LIMIT', 0, limit) or {}
+  for _, id in ipairs(ids) do task(id) end
+  return ids
+end
+
+-- promote moves the tasks read by read_promote to their ready lists, and
+-- returns how many it moved.
+local function promote(ids)
+  local n = 0
+  for _, id in ipairs(ids) do
+    if redis.call('zrem', DELAYED, id) == 1 then
+      n = n + 1
+      if HEAD[id] then push(id, false) else forget(id) end
+    end
+  end
+  return n
+end
+
+-- read_recover reads up to limit runs of inflight whose lease has expired.
+local function read_recover(now, limit)
+  local runs = rd('zset', R_INFLIGHT, 'zrangebyscore', INFLIGHT, '-inf', now, 'LIMIT', 0, limit) or {}
+  local plan = {}
+  for _, run in ipairs(runs) do
+    local id = string.match(run, '^(.*):[^:]*$')
+    local h = id and task(id, true)
+    if h and h.a + 1 > h.m then read_dead() end
+    plan[#plan + 1] = {run, id}
+  end
+  if #plan > 0 then need(TASKS, 'hash', R_TASKS) end
+  return plan
+end
+
+-- recover takes the runs read by read_recover out of inflight: each counts
+-- a failed attempt of its task, which goes back to the front of its ready
+-- list, or to dead when it has no retry left. Returns how many it took.
+local function recover(plan, now, limit)
+  local n = 0
+  for _, p in ipairs(plan) do
+    local id = p[2]
+    if redis.call('zrem', INFLIGHT, p[1]) == 1 then
+      n = n + 1
+      local h = id and HEAD[id]
+      if id and not h then
+        forget(id)
+      elseif h then
+        h.a = h.a + 1
+        if h.a > h.m then
+          bury(id, now, 'lease expired', h.a, limit)
+        else
+          redis.call('hset', TASKS, id .. ':a', h.a, id .. ':e', 'lease expired')
+          push(id, true)
+        end
+      end
+    end
+  end
+  return n
 end

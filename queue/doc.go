@@ -9,8 +9,8 @@
 //	id, err = g.Enqueue(ctx, "low", "send_digest", d, queue.Delay(time.Hour), queue.MaxRetry(3))
 //
 //	w, err := queue.NewWorker(g, queue.Queues("high", "default", "low"), queue.Concurrency(32))
-//	w.Handle("send_sold_email", queue.Typed(func(ctx context.Context, s Sold) error { ... }))
-//	err = w.Run(ctx) // until ctx ends; then finishes or gives back the running tasks
+//	err = w.Handle("send_sold_email", queue.Typed(func(ctx context.Context, s Sold) error { ... }))
+//	err = w.Run(ctx) // until ctx ends (nil) or an error retrying cannot heal
 //
 // A [Group] is a named set of queues whose keys share one Redis Cluster
 // hash tag. Tasks are enqueued into one of its queues; a [Worker] serves
@@ -22,14 +22,14 @@
 //
 // At least once. Taking a task moves it, in the same script, into the
 // in-flight set with a lease (server time); the worker extends the leases
-// of its running tasks every lease/3 (one round trip for all of them) and
-// settles each task when its handler returns: acknowledged (deleted) on
-// success, retried after an exponential backoff on error, or dead. A task
-// whose lease expires (its worker crashed, was cut off from Redis, or
-// stalled past the lease) goes back to the front of its queue, counting a
-// failed attempt, through the same atomic recovery step that every take
-// runs (see Scheduling; [Group.Recover] runs it alone); any number of
-// recoverers may run at once and each expired lease is recovered once.
+// of its tasks every lease/3 (one round trip for all of them) and settles
+// each task when its handler returns: acknowledged (deleted) on success,
+// retried after an exponential backoff on error, or dead. A task whose
+// lease expires (its worker crashed, was cut off from Redis, or stalled
+// past the lease) goes back to the front of its queue, counting a failed
+// attempt, through the same atomic recovery step that every take runs (see
+// Scheduling; [Group.Recover] runs it alone); any number of recoverers may
+// run at once and each expired lease is recovered once.
 //
 // So a task runs more than once only when
 //   - its worker died, or lost its connection, after the handler returned
@@ -40,15 +40,17 @@
 //   - its lease expired while the handler still ran: the worker stalled (or
 //     Redis was unreachable) for longer than the lease. The handler's
 //     context is then cancelled with [ErrLeaseLost] as soon as the worker
-//     finds out, and its outcome is ignored.
+//     finds out, and its outcome is ignored, or
+//   - its Enqueue's reply was lost and go-redis's re-send reached Redis
+//     after the task had finished (see Lost replies).
 //
-// Every lease carries a token, new for every take, from a counter that
-// keeps increasing even if Redis loses it (it then restarts from the
-// server's clock in microseconds): the outcome or heartbeat of a stale run
-// never touches a newer run of the same task.
-// Make handlers idempotent, or give tasks an [ID] and dedupe. A task never
-// disappears without being acknowledged, except a dead task dropped beyond
-// [WithDeadLimit] and a delayed task deleted by [Group.Cancel].
+// Every lease carries a token, new for every take: a nonce of the worker
+// (a random prefix of its process and a counter), which no Redis restart
+// or failover can hand out twice. The outcome or heartbeat of a stale run
+// never touches a newer run of the same task. Make handlers idempotent, or
+// give tasks an [ID] and dedupe. A task never disappears without being
+// acknowledged, except a dead task dropped beyond [WithDeadLimit] and a
+// delayed task deleted by [Group.Cancel].
 //
 // Failures: a handler error retries the task after base*2^attempts (capped,
 // then jittered down by up to half; see [Backoff]) until it has failed
@@ -56,32 +58,37 @@
 // set with its last error. An error wrapping [ErrNoRetry] sends it there at
 // once, as do an unknown task name ([ErrUnknownTask]) and a payload that
 // does not decode ([ErrBadPayload]); a panic is an error ("panic: ...").
-// The worker carries on in every case. [Group.Dead] lists the dead tasks,
-// [Group.Requeue] sends one back with its attempts reset.
+// A task whose stored fields someone else overwrote (they do not parse)
+// goes there unrun. The worker carries on in every case. [Group.Dead]
+// lists the dead tasks, [Group.Requeue] sends one back with its attempts
+// reset.
 //
 // # Scheduling
 //
 //   - Strict priority: a take empties the first of the worker's queues
-//     before it takes from the second, and so on.
+//     before it takes from the second, and so on (but see [Prefetch]).
 //   - FIFO within a queue, except that recovered and given-back tasks go to
 //     the front.
 //   - No polling: an idle worker blocks (BLPOP) on the signal lists of its
-//     queues, where enqueue, promotion, recovery and give-back push a wake
-//     token (at most one pending per queue), and on the group's schedule
-//     list (below). Its wait ends at the earliest due time or lease
-//     deadline it knows of, and after its lease (at most 30 s) in any
+//     queues, where a wake token is pushed when a queue's ready list goes
+//     from empty to not empty (enqueue, promotion, recovery, give-back; at
+//     most one token is pending), and on the group's schedule list (below). A worker that takes tasks and leaves
+//     some behind wakes the next idle worker of that queue, so every token
+//     taken leads to a take. Its wait ends at the earliest due time or
+//     lease deadline it knows of, and after its lease (at most 30 s) in any
 //     case, so that idle workers recover the expired leases of crashed
-//     workers within about a lease. A worker that takes a full batch while
-//     tasks are left wakes the next idle worker of that queue. A task
-//     enqueued while a worker of its queue is idle is picked up after the
-//     BLPOP's reply and one take: well under a second.
+//     workers within about a lease. A task enqueued while a worker of its
+//     queue is idle is picked up after the BLPOP's reply and one take: well
+//     under a second. (A worker killed between its BLPOP and its take takes
+//     the token with it: the tasks of that queue then wait for another
+//     worker's next take, at most about a lease.)
 //   - Delayed tasks ([Delay], [At]; due times by the server's clock) are
 //     promoted to their queue, 100 per round trip, by the atomic script that
-//     takes tasks: at every take of a worker that finds less work than it
-//     asked for (so before any worker waits) and at least every 50 ms of a
-//     busy worker. Any number of promoters may run at once and each task is
-//     promoted once. [Group.Promote] runs that step alone. Expired leases
-//     are recovered the same way.
+//     takes tasks: at every take of a worker whose queues hold fewer tasks
+//     than it asks for (so before any worker waits) and at least every
+//     50 ms of a busy worker. Any number of promoters may run at once and
+//     each task is promoted once. [Group.Promote] runs that step alone.
+//     Expired leases are recovered the same way.
 //   - Every due time has a worker that promotes it: a take tells its worker
 //     the first due time when it finds less work than it asked for, when it
 //     promotes and after the worker waited; the worker then promotes by
@@ -98,13 +105,24 @@
 //     killed, another one finds it when its own wait ends (its lease, at
 //     most 30 s).
 //
+// # Prefetch
+//
+// By default a worker takes no more tasks than it has free slots, so at
+// concurrency 1 every task waits for one take round trip. With [Prefetch](n)
+// it takes up to n more and keeps them, leased, until a slot frees: one
+// take brings several tasks and acknowledges as many, and a finished
+// handler starts the next task at once. A prefetched task of a lower queue
+// may then run before a higher-priority task enqueued after it was taken;
+// its lease runs (and is extended by the heartbeat) while it waits; at
+// shutdown it is given back at once without counting an attempt.
+//
 // # Graceful shutdown
 //
-// When Run's ctx ends the worker stops taking tasks, lets the running ones
-// finish for the grace period ([Grace], default 10 s), then cancels their
-// contexts, waits at most one more second, and gives the unfinished tasks
-// back to the front of their queues without counting an attempt. Run then
-// returns nil.
+// When Run's ctx ends the worker stops taking tasks, gives the prefetched
+// ones back, lets the running ones finish for the grace period ([Grace],
+// default 10 s), then cancels their contexts, waits at most one more
+// second, and gives the unfinished tasks back to the front of their queues
+// without counting an attempt. Run then returns nil.
 //
 // A worker that stops while waiting for work ends its BLPOP (it also waits
 // on a wake list of its own) and waits for it to return, so that the BLPOP
@@ -115,6 +133,60 @@
 // leaves a task waiting. If Redis cannot be reached, the BLPOP ends at its
 // timeout (at most the lease or 30 s, plus 5 s) and Run returns then.
 //
+// # Errors
+//
+// Every call returns errors rather than logging them, except [Worker.Run],
+// which logs (to [slog.Default] unless [Logger] says otherwise) the failed
+// tasks, lost leases and the Redis errors it retries: network errors, and
+// a server that is loading, failing over, busy or out of memory, retried
+// with backoff for as long as ctx lasts. An error that retrying cannot heal
+// stops the worker (gracefully, as above) and Run returns it:
+//   - a key of the group that holds something this package did not write:
+//     a *ria.KeyError naming the key and its role, matching
+//     ria.ErrWrongType (a HASH where a LIST should be...) or ria.ErrCorrupt
+//     (a task's failed attempts that are not a number, say);
+//   - a reply of a script that this version cannot read (two versions of
+//     the package sharing a group), another error reply of the server (a
+//     script error, an ACL or cluster configuration that refuses the
+//     scripts), or a closed client.
+//
+// Every script checks the types of the keys it touches (those it finds
+// through a task's queue included) and the values it parses before its
+// first write, so a call that fails that way has changed nothing.
+//
+// # Lost replies
+//
+// go-redis re-sends a command whose reply was lost or timed out (its
+// MaxRetries, 3 by default). Every state-changing call answers what
+// happened, whichever run of it reached Redis:
+//   - [Group.Enqueue] and [Group.EnqueueBatch] recognise their own re-send
+//     and enqueue once: a generated ID is a random UUID that only this call
+//     has, and an [ID] given by the caller is stored with a nonce of the
+//     call, so the re-send is no [ErrDuplicate]. A re-send that reaches
+//     Redis after every task of the call has finished (and been deleted)
+//     cannot tell, and enqueues them again: at-least-once delivery, as
+//     above.
+//   - [Group.Cancel], [Group.Requeue], [Group.Promote] and [Group.Recover]
+//     record their reply for the client's retry window (a small STRING
+//     key, <prefix>{G}:once:<nonce>), and a re-send gets the first run's
+//     answer: never [ErrNotFound] for a task it cancelled or requeued, and
+//     the count of what it moved.
+//   - A worker's take carries a lease token new for every take, and
+//     records (took:<worker>, for a lease) the IDs it took. A re-send of it,
+//     by go-redis or by the worker after go-redis gave up (with the same
+//     token, within half a lease), hands out the same tasks instead of
+//     taking more: a lost take reply leaves no task in flight unseen until
+//     its lease expires (unless an attempt of the take reaches Redis after
+//     a later take of the worker, as after a long stall). Settling an
+//     outcome (ack, retry, dead, give-back) and extending a lease take the
+//     lease token into account, so doing it twice changes nothing more.
+//
+// When every re-send fails too, a call returns an error wrapping
+// ria.ErrOutcomeUnknown (never [ErrNotFound] or [ErrDuplicate] for
+// something it did): read the state back, or enqueue again with the same
+// [ID] ([ErrDuplicate] then says it is there). A client with MaxRetries -1
+// never re-sends, and keeps no record.
+//
 // # Limits
 //
 //   - A group's keys live in one hash slot, so one group is served by one
@@ -122,23 +194,11 @@
 //   - Only one Redis primary is the source of truth: a failover with
 //     asynchronous replication can lose recent enqueues or outcomes (a lost
 //     outcome means the task runs again).
-//   - A take whose reply is lost (connection dropped mid-reply) leaves its
-//     tasks in flight unseen; they come back when their lease expires,
-//     counting a failed attempt.
-//   - go-redis re-sends a command whose reply was lost. Enqueue recognises
-//     its own re-send (a generated ID is random; an [ID] given by the
-//     caller is stored with a nonce of the call) and enqueues once, unless
-//     every task of the call has finished by the time the re-send arrives
-//     (then they are enqueued again and run twice). A re-sent [Group.Cancel]
-//     or [Group.Requeue] that had succeeded returns [ErrNotFound]; the task
-//     was cancelled or requeued once.
 //   - An idle worker takes (1 round trip, then BLPOP again) at least once
 //     per lease: a short lease makes idle workers wake that often.
 //   - [Group.Cancel] removes delayed tasks only, not ready or running ones.
-//   - [Group.EnqueueBatch] writes the whole batch in one script, which
-//     blocks the server while it runs: split batches of tens of thousands.
-//   - A worker takes no more tasks than it has free slots (no prefetch), so
-//     at concurrency 1 every task waits for one take round trip.
+//   - [Group.EnqueueBatch] writes the whole batch (at most [MaxBatch]
+//     tasks) in one script, which blocks the server while it runs.
 //   - Dead tasks stay until requeued or until newer ones push them past the
 //     dead limit (default 10000); done tasks are deleted at once (no
 //     result retention).
@@ -146,58 +206,82 @@
 //     a busy one uses one more for its take and one for its heartbeat.
 //   - A handler that ignores its context's cancellation at shutdown is left
 //     running; its task is given back, so it may run twice.
+//   - Numbers that reach Redis are bounded: [MaxRetries], [MaxDelay],
+//     [MaxBatch], [MaxDeadLimit], [MaxDeadPage], [MaxConcurrency],
+//     [MaxPrefetch], [MaxLease].
 //
 // # Keys
 //
-// With the default prefix "queue:" and a group called G:
+// With the default prefix "queue:" and a group called G (group names must
+// not hold '{' or '}', so that no two groups share a key; queue names may
+// hold anything):
 //
-//	queue:{G}:tasks       HASH    "<ID>:p" payload, "<ID>:q" queue, "<ID>:n" task name,
-//	                              "<ID>:m" max retries, "<ID>:a" failed attempts, "<ID>:e" last error,
-//	                              "<ID>:c" nonce of the enqueue call (IDs given with ID only)
+//	queue:{G}:tasks       HASH    "<ID>" -> the task packed with its payload (below),
+//	                              "<ID>:a" -> failed attempts, "<ID>:e" -> last error (after a failure)
 //	queue:{G}:ready:<q>   LIST    IDs ready in queue q, oldest first (RPUSH, LPOP)
 //	queue:{G}:delayed     ZSET    ID -> due time (server Unix ms); also tasks waiting to retry
 //	queue:{G}:inflight    ZSET    "<ID>:<lease token>" -> lease deadline (server Unix ms)
 //	queue:{G}:dead        ZSET    ID -> time of death (server Unix ms)
-//	queue:{G}:seq         STRING  the last lease token handed out (no TTL; if lost, it restarts
-//	                              from the server's clock in microseconds)
-//	queue:{G}:signal:<q>  LIST    at most one wake token for the idle workers of queue q
+//	queue:{G}:signal:<q>  LIST    a wake token for the idle workers of queue q
 //	queue:{G}:schedule    LIST    at most one wake token for any idle worker of the group
+//	queue:{G}:took:<W>    STRING  worker W's last take: its lease token and the IDs it took
+//	                              (for a lease), for a re-send of that take
 //	queue:{G}:wake:<W>    LIST    a token that ends worker W's own BLPOP (30 s TTL)
+//	queue:{G}:once:<N>    STRING  the reply of one Cancel, Requeue, Promote or Recover call,
+//	                              for the client's retry window
 //
-// A task's fields live in one hash (rather than a payload hash beside a
-// metadata hash) because every redis.call in a script has a fixed cost that
-// dominates the server time of a take: one HMGET per task taken and one
-// HDEL per task acknowledged. The lease token is part of the in-flight
-// member, so that settling a run is one ZREM that succeeds only for the
-// run that still holds the task.
+// A task is one field of the tasks hash, written once by Enqueue (an HSETNX,
+// which also tells an Enqueue's re-send) and read whole by the take that
+// hands it out:
+//
+//	<len(queue)>:<queue><len(name)>:<name><max retries>:<len(nonce)>:<nonce><payload>
+//
+// (lengths in bytes, in decimal; nonce: the enqueue call's, for an [ID]
+// given by the caller, else empty). Its failed attempts and last error, the
+// only fields that change, are written only when it fails. Every
+// redis.call in a script has a fixed cost that dominates the server time
+// of an enqueue or a take, so fewer fields mean fewer commands: an enqueue
+// of a ready task runs LLEN (the ready list's length, which also checks its
+// type: a token is pushed only when the list was empty), HSETNX and RPUSH.
+// The lease token is part of the in-flight member, so that settling a run
+// is one ZREM that succeeds only for the run that still holds the task.
 //
 // A task's queue is read from tasks by the scripts that promote, recover,
 // give back and requeue tasks, so the ready and signal lists they push to
 // cannot be declared in KEYS beforehand: they are built from declared
 // prefix keys ("queue:{G}:ready:", "queue:{G}:signal:"), whose hash tag
-// keeps them in the group's slot. Every other key is passed in KEYS.
+// keeps them in the group's slot, and read (so checked) before any write.
+// Every other key is passed in KEYS.
 //
 // # Round trips
 //
 // Once the server has cached the scripts (the first call of each script per
 // server costs one more: EVALSHA answered NOSCRIPT, then EVAL):
 //
-//   - [Group.Enqueue] 1; [Group.EnqueueBatch] 1 for the whole batch.
+//   - [Group.Enqueue] 1; [Group.EnqueueBatch] 1 for the whole batch. On
+//     the server, one ready task with a generated ID costs 3 commands
+//     besides the EVALSHA (LLEN, HSETNX, RPUSH), 2 more when its queue was
+//     empty (LLEN and RPUSH of the wake token), through a script of its own
+//     that takes 3 keys and 2 arguments; it leaves anything unusual (a key
+//     of the wrong type) to the general script, which says what is wrong:
+//     1 more round trip then.
 //   - A processed task: take + ack = 2 at most, fewer on a busy worker:
-//     one take hands out up to min(free slots, 64) tasks and carries the
-//     acknowledgements (and other outcomes) of the tasks finished since the
-//     last take. A busy worker of concurrency 1 pays 1 round trip per task;
-//     of concurrency 32, well under 1 (about 0.07 in the tests). A worker
-//     that finds its queues empty blocks in 1 BLPOP and settles the tasks
-//     that finish meanwhile in 1 round trip per batch; so a task picked up
-//     by an idle worker that is idle again when it finishes costs 3: the
-//     BLPOP that wakes the worker, the take and the settle.
+//     one take hands out up to min(free slots + prefetch, 64) tasks and
+//     carries the acknowledgements (and other outcomes) of the tasks
+//     finished since the last one. A busy worker of concurrency 1 pays 1
+//     round trip per task; with [Prefetch](32), about 0.07; of concurrency
+//     32, about 0.06. A worker that finds its queues empty blocks in 1
+//     BLPOP and settles the tasks that finish meanwhile in 1 round trip per
+//     batch; so a task picked up by an idle worker that is idle again when
+//     it finishes costs 3: the BLPOP that wakes the worker, the take and
+//     the settle.
 //   - A worker with every slot busy that knows of a due delayed task pays
 //     1 take of no task to promote it (at most every 50 ms).
 //   - Stopping: 1 settle call (the outcomes left and the wake tokens
-//     passed on), and 1 push to end the BLPOP of a waiting worker.
-//   - Heartbeat: 1 per lease/3 per worker with running tasks, whatever
-//     their number.
+//     passed on), 1 push to end the BLPOP of a waiting worker, 1 settle to
+//     give prefetched tasks back while handlers finish, and 1 take to ask
+//     again for the tasks of a take whose reply never came.
+//   - Heartbeat: 1 per lease/3 per worker with tasks, per 1000 tasks.
 //   - [Group.Cancel], [Group.Requeue], [Group.Stats], [Group.Dead] 1 each;
 //     [Group.Promote] and [Group.Recover] 1 per 100 tasks (at least 1).
 //

@@ -1,60 +1,117 @@
 -- enqueue.lua: add tasks, each ready at once (RPUSH to its queue's ready
--- list) or delayed until a due time (ZADD delayed), and wake the queues that
--- got ready tasks (and an idle worker, through schedule, for a due time
--- earlier than every delayed one). All or nothing: if one custom ID is
--- taken, nothing is written. (common.lua is prepended.)
--- KEYS[1..8] the group's keys (common.lua)
--- KEYS[7+2j] ready list and KEYS[8+2j] signal list of the j-th queue named
+-- list) or delayed until a due time (ZADD delayed); wake the idle workers
+-- of a queue whose ready list was empty, and one idle worker of the group
+-- (schedule) for a due time earlier than every delayed one. All or
+-- nothing: if one ID given by the caller is taken, nothing is written.
+-- (lib.lua is prepended.)
+-- KEYS[1] tasks HASH   KEYS[2] delayed ZSET   KEYS[3] schedule LIST
+-- KEYS[2+2j] ready LIST and KEYS[3+2j] signal LIST of the j-th queue named
 --            by the tasks (j = 1, 2...)
--- ARGV[1] number of tasks n   ARGV[2] a random nonce, new for every call
---         (not for its re-sends), then 8 fields per task: id; '1' if the ID
---         was chosen by the caller (refuse it if taken); queue name; j;
---         task name; max retries; due: 'n' now, 'd<ms>' after a delay,
---         'a<ms>' at server Unix ms; payload
+-- ARGV[1] n, the number of tasks   ARGV[2] the call's nonce, new for every
+--         call (not for its re-sends), if an ID is the caller's (else '')
+-- then 5 per task: id; '1' if the caller chose the ID (refuse it if
+--         taken); j; due: '' now, 'd<ms>' after a delay, 'a<ms>' at server
+--         Unix ms; the packed task (see lib.lua)
 -- returns 0 enqueued (or enqueued already by this call), or i > 0 when the
 --         i-th task's ID is taken
-local n, nonce = tonumber(ARGV[1]), ARGV[2]
+--
 -- go-redis re-sends a script whose reply was lost (the connection dropped
 -- after the request): this call may have run already, and then it wrote
 -- every task. A task of it that is still there, with a generated ID (a
 -- random UUID: no other call has it) or with this call's nonce, tells so:
--- do nothing more.
-local taken
-for i = 1, n do
-  local b = 3 + (i - 1) * 8
-  local id = ARGV[b]
-  if ARGV[b + 1] == '1' then
-    local f = redis.call('hmget', TASKS, id .. ':q', id .. ':c')
-    if f[2] == nonce then return 0 end
-    if f[1] and not taken then taken = i end
-  elseif redis.call('hexists', TASKS, id .. ':q') == 1 then
-    return 0
+-- then it does nothing more. With one task, the HSETNX that writes it is
+-- that check.
+local TASKS, DELAYED, SCHEDULE = KEYS[1], KEYS[2], KEYS[3]
+local R_TASKS = 'queue tasks'
+local n, nonce = tonumber(ARGV[1]), ARGV[2]
+
+if n > 1 then
+  local taken
+  for i = 1, n do
+    local b = 3 + (i - 1) * 5
+    local id = ARGV[b]
+    if ARGV[b + 1] == '1' then
+      local v = rd('hash', R_TASKS, 'hget', TASKS, id)
+      if v then
+        local _, _, c = header(v)
+        if c == nonce then return 0 end
+        taken = taken or i
+      end
+    elseif rd('hash', R_TASKS, 'hexists', TASKS, id) == 1 then
+      return 0
+    end
   end
+  if BAD then return BAD end
+  if taken then return taken end
 end
-if taken then return taken end
+
 local now
-local woken = {}
+local lists, order = {}, {} -- j -> IDs that go to the j-th queue's ready list; the js in order
+local delayed = {}          -- due time, id, ... for ZADD
+local first                 -- the earliest due time of these tasks
 for i = 1, n do
-  local b = 3 + (i - 1) * 8
-  local id, j, due = ARGV[b], tonumber(ARGV[b + 3]), ARGV[b + 6]
-  redis.call('hset', TASKS, id .. ':p', ARGV[b + 7], id .. ':q', ARGV[b + 2], id .. ':n', ARGV[b + 4], id .. ':m', ARGV[b + 5])
-  if ARGV[b + 1] == '1' then
-    redis.call('hset', TASKS, id .. ':c', nonce)
-  end
-  local at
-  if due ~= 'n' then
-    if not now then now = now_ms() end
+  local b = 3 + (i - 1) * 5
+  local due, at = ARGV[b + 3], nil
+  if due ~= '' then
+    now = now or now_ms()
     local ms = tonumber(string.sub(due, 2))
     if string.sub(due, 1, 1) == 'd' then at = now + ms else at = ms end
     if at <= now then at = nil end
   end
   if at then
-    delay(id, at)
+    delayed[#delayed + 1] = at
+    delayed[#delayed + 1] = ARGV[b]
+    if not first or at < first then first = at end
   else
-    redis.call('rpush', KEYS[7 + 2 * j], id)
-    woken[j] = true
+    local j = tonumber(ARGV[b + 2])
+    if not lists[j] then
+      lists[j] = {}
+      order[#order + 1] = j
+      if llen(KEYS[2 + 2 * j], 'queue ready list') == 0 then llen(KEYS[3 + 2 * j], 'queue signal list') end
+    end
+    local l = lists[j]
+    l[#l + 1] = ARGV[b]
   end
 end
-for j in pairs(woken) do wake(KEYS[8 + 2 * j]) end
-reschedule()
+if first then
+  local f = rd('zset', 'queue delayed set', 'zrange', DELAYED, 0, 0, 'WITHSCORES')
+  if f and f[2] and tonumber(f[2]) <= first then
+    first = nil -- whoever waits for the earlier one learns these
+  else
+    llen(SCHEDULE, 'queue schedule list')
+  end
+end
+if BAD then return BAD end
+
+if n == 1 then
+  local r = redis.pcall('hsetnx', TASKS, ARGV[3], ARGV[7])
+  if type(r) == 'table' then
+    if string.sub(r.err, 1, 9) == 'WRONGTYPE' then wrong(TASKS, 'hash', R_TASKS) return BAD end
+    return r
+  end
+  if r == 0 then
+    if ARGV[4] == '1' then
+      local _, _, c = header(redis.call('hget', TASKS, ARGV[3]))
+      if c ~= nonce then return 1 end
+    end
+    return 0
+  end
+else
+  local fields = {}
+  for i = 1, n do
+    local b = 3 + (i - 1) * 5
+    fields[#fields + 1] = ARGV[b]
+    fields[#fields + 1] = ARGV[b + 4]
+  end
+  chunked('hset', TASKS, fields)
+end
+for _, j in ipairs(order) do
+  local key = KEYS[2 + 2 * j]
+  local was = LEN[key]
+  chunked('rpush', key, lists[j])
+  LEN[key] = was + #lists[j]
+  if was == 0 then wake(KEYS[3 + 2 * j]) end
+end
+if #delayed > 0 then chunked('zadd', DELAYED, delayed) end
+if first then wake(SCHEDULE) end
 return 0

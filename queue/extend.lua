@@ -1,19 +1,24 @@
 -- extend.lua: the heartbeat of a worker: push back the lease deadline of
--- each run it still holds to now + lease.
+-- each run it still holds to now + lease. Running it twice (a re-send)
+-- gives the same answer. (lib.lua is prepended.)
 -- KEYS[1] inflight ZSET '<id>:<lease token>' -> deadline (see common.lua)
 -- ARGV[1] lease ms, then (id, lease token) per run
 -- returns one integer per run: 1 extended, 0 no longer held (the lease
 --         expired and the task was recovered, or it was settled)
-local t = redis.call('time')
-local deadline = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[1])
-local out = {}
-for i = 2, #ARGV, 2 do
-  local run = ARGV[i] .. ':' .. ARGV[i + 1]
-  if redis.call('zscore', KEYS[1], run) then
-    redis.call('zadd', KEYS[1], deadline, run)
-    out[#out + 1] = 1
+local runs = {}
+for i = 2, #ARGV, 2 do runs[#runs + 1] = ARGV[i] .. ':' .. ARGV[i + 1] end
+local scores = rd('zset', 'queue in-flight set', 'zmscore', KEYS[1], unpack(runs))
+if BAD then return BAD end
+local deadline = now_ms() + tonumber(ARGV[1])
+local out, args = {}, {}
+for i, run in ipairs(runs) do
+  if scores[i] then
+    out[i] = 1
+    args[#args + 1] = deadline
+    args[#args + 1] = run
   else
-    out[#out + 1] = 0
+    out[i] = 0
   end
 end
+if #args > 0 then redis.call('zadd', KEYS[1], 'XX', unpack(args)) end
 return out

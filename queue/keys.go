@@ -7,9 +7,12 @@ import "github.com/ria-go/ria/internal/keys"
 
 // keySet holds the keys of one group, built once by [New].
 type keySet struct {
-	// tasks is a HASH of every task's fields, "<id>:<f>" -> value, with f
-	// one of p (payload, as the codec encoded it), q (queue name), n (task
-	// name), m (max retries), a (failed attempts so far), e (last error).
+	space keys.Space
+	group string
+	// tasks is a HASH of every task: field "<id>" holds its packed fields
+	// (queue, task name, max retries, the enqueue call's nonce for an ID
+	// given by the caller) followed by its payload (see pack); a failed
+	// task also has "<id>:a" (failed attempts) and "<id>:e" (last error).
 	tasks string
 	// delayed is a ZSET of task IDs scored by their due time (server Unix
 	// ms): tasks enqueued with a delay, and failed tasks waiting to retry.
@@ -20,43 +23,49 @@ type keySet struct {
 	// dead is a ZSET of the IDs of dead tasks scored by their time of death
 	// (server Unix ms); the last error is in tasks.
 	dead string
-	// seq is a STRING counter: the last lease token handed out, minted by
-	// mint (internal/script.MintLua) so that it keeps increasing even if
-	// Redis loses it.
-	seq string
 	// ready is the prefix of the ready lists: ready+q is a LIST of the IDs of
 	// the tasks ready in queue q, oldest first.
 	ready string
-	// signal is the prefix of the signal lists: signal+q is a LIST holding at
-	// most one wake token, pushed when queue q gets work, that idle workers
-	// of q wait on (BLPOP).
+	// signal is the prefix of the signal lists: signal+q is a LIST holding
+	// a wake token, pushed when queue q gets work, that idle workers of q
+	// wait on (BLPOP).
 	signal string
 	// schedule is a LIST holding at most one wake token for any idle worker
 	// of the group (all of them wait on it), pushed when a due time is added
 	// that may be earlier than the one the idle workers wait for: the worker
 	// it wakes takes again, which computes the right time to wait.
 	schedule string
-	// wake is the prefix of the workers' own wake lists: wake+ID is a LIST
-	// where a stopping worker ID pushes a token to end its own wait.
+	// took is the prefix of the workers' take records: took+W is a STRING
+	// holding the lease token of worker W's last take and the IDs it took,
+	// for a lease, so that a re-send of that take hands the same tasks out.
+	took string
+	// wake is the prefix of the workers' own wake lists: wake+W is a LIST
+	// where a stopping worker W pushes a token to end its own wait.
 	wake string
 }
 
 func newKeySet(ks keys.Space, group string) keySet {
 	return keySet{
+		space:    ks,
+		group:    group,
 		tasks:    ks.Key(group, "tasks"),
 		delayed:  ks.Key(group, "delayed"),
 		inflight: ks.Key(group, "inflight"),
 		dead:     ks.Key(group, "dead"),
-		seq:      ks.Key(group, "seq"),
 		ready:    ks.Key(group, "ready:"),
 		signal:   ks.Key(group, "signal:"),
 		schedule: ks.Key(group, "schedule"),
+		took:     ks.Key(group, "took:"),
 		wake:     ks.Key(group, "wake:"),
 	}
 }
 
-// base returns the eight keys that every state-changing script takes first,
-// in the order common.lua names them.
+// base returns the seven keys that the scripts which move tasks between
+// lists and sets take first, in the order common.lua names them.
 func (k keySet) base() []string {
-	return []string{k.tasks, k.delayed, k.inflight, k.dead, k.seq, k.ready, k.signal, k.schedule}
+	return []string{k.tasks, k.delayed, k.inflight, k.dead, k.ready, k.signal, k.schedule}
 }
+
+// once returns a new reply record key for one call of a once-script
+// (<prefix>{G}:once:<nonce>).
+func (k keySet) once() string { return k.space.Once(k.group) }

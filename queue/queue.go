@@ -12,17 +12,26 @@ import (
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/ria-go/ria"
 	"github.com/ria-go/ria/internal/keys"
 	"github.com/ria-go/ria/internal/script"
-	"github.com/ria-go/ria/internal/wait"
 )
 
-// Client is the subset of go-redis this package uses: scripts, plus the
-// blocking pop idle workers wait on and the transaction [Group.Stats] reads
-// in.
+// Client is the subset of go-redis this package uses: scripts (EVALSHA,
+// falling back to EVAL), the blocking pop idle workers wait on (BLPOP,
+// through BLPop or, for a wait under a second, Do), and the transactions
+// of [Group.Stats] and of a stopping worker. *redis.Client,
+// *redis.ClusterClient and *redis.Ring implement it.
 type Client interface {
-	redis.Scripter
-	wait.Client
+	Eval(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd
+	EvalSha(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd
+	EvalRO(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd
+	EvalShaRO(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd
+	ScriptExists(ctx context.Context, hashes ...string) *redis.BoolSliceCmd
+	ScriptLoad(ctx context.Context, script string) *redis.StringCmd
+	BLPop(ctx context.Context, timeout time.Duration, keys ...string) *redis.StringSliceCmd
+	Do(ctx context.Context, args ...any) *redis.Cmd
+	TxPipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
 }
 
 var (
@@ -62,8 +71,12 @@ func (e *noRetryError) Error() string        { return e.msg }
 func (e *noRetryError) Is(target error) bool { return target == ErrNoRetry }
 
 var (
+	//go:embed lib.lua
+	libLua string
 	//go:embed common.lua
 	commonLua string
+	//go:embed enqueue_one.lua
+	enqueueOneLua string
 	//go:embed enqueue.lua
 	enqueueLua string
 	//go:embed take.lua
@@ -83,15 +96,18 @@ var (
 	//go:embed dead.lua
 	deadLua string
 
-	enqueueScript = script.New("queue enqueue", commonLua+enqueueLua)
-	takeScript    = script.New("queue take", script.MintLua+commonLua+takeLua)
-	settleScript  = script.New("queue settle", commonLua+settleLua)
-	promoteScript = script.New("queue promote", commonLua+promoteLua)
-	recoverScript = script.New("queue recover", commonLua+recoverLua)
-	cancelScript  = script.New("queue cancel", commonLua+cancelLua)
-	requeueScript = script.New("queue requeue", commonLua+requeueLua)
-	extendScript  = script.New("queue extend", extendLua)
-	deadScript    = script.New("queue dead", deadLua)
+	enqueueScript    = script.New("queue enqueue", libLua+enqueueLua)
+	enqueueOneScript = script.New("queue enqueue one", enqueueOneLua)
+	takeScript       = script.New("queue take", libLua+commonLua+takeLua)
+	settleScript     = script.New("queue settle", libLua+commonLua+settleLua)
+	extendScript     = script.New("queue extend", libLua+extendLua)
+	deadScript       = script.New("queue dead", libLua+deadLua)
+	// Run once per call: a re-send is answered from a record of the first
+	// reply.
+	promoteScript = script.NewOnce("queue promote", libLua+commonLua+promoteLua)
+	recoverScript = script.NewOnce("queue recover", libLua+commonLua+recoverLua)
+	cancelScript  = script.NewOnce("queue cancel", libLua+commonLua+cancelLua)
+	requeueScript = script.NewOnce("queue requeue", libLua+commonLua+requeueLua)
 )
 
 const (
@@ -102,6 +118,20 @@ const (
 	defaultMaxRetry = 5
 	// maxErrorLen bounds the error text kept with a failed task.
 	maxErrorLen = 1024
+
+	// Bounds of the numbers that reach Redis.
+
+	// MaxBatch is the most jobs one [Group.EnqueueBatch] takes.
+	MaxBatch = 10_000
+	// MaxRetries is the most retries [MaxRetry] gives a task.
+	MaxRetries = 1_000_000
+	// MaxDelay is the longest delay of [Delay], [At] (from now) and
+	// [Backoff].
+	MaxDelay = 100 * 365 * 24 * time.Hour
+	// MaxDeadLimit is the largest [WithDeadLimit].
+	MaxDeadLimit = 100_000_000
+	// MaxDeadPage is the most dead tasks one [Group.Dead] lists.
+	MaxDeadPage = 10_000
 )
 
 // Codec encodes task payloads into bytes and back.
@@ -127,7 +157,8 @@ func WithPrefix(p string) Option { return func(o *options) { o.prefix = p } }
 func WithCodec(c Codec) Option { return func(o *options) { o.codec = c } }
 
 // WithDeadLimit sets how many dead tasks the group keeps: beyond it, the
-// oldest are deleted as new ones die. Default: 10000.
+// oldest are deleted as new ones die. Default: 10000; at most
+// [MaxDeadLimit].
 func WithDeadLimit(n int) Option { return func(o *options) { o.deadLimit = n } }
 
 // Group is a named group of queues sharing one Redis Cluster slot: tasks
@@ -144,9 +175,10 @@ type Group struct {
 // New returns the group called name. Every Group of the same name and
 // prefix, in any process, shares the same tasks.
 //
-// New returns an error naming the bad argument if name is empty or starts
-// with '}', the prefix holds '{' or '}', the codec is nil or the dead limit
-// is less than 1. It panics if rdb is nil. Nothing reaches Redis.
+// New returns an error naming the bad argument if name is empty or holds
+// '{' or '}' (which would let two groups share a key), the prefix holds
+// '{' or '}', the codec is nil or the dead limit is not between 1 and
+// [MaxDeadLimit]. It panics if rdb is nil. Nothing reaches Redis.
 func New(rdb Client, name string, opts ...Option) (*Group, error) {
 	if rdb == nil {
 		panic("queue: New with a nil client")
@@ -158,14 +190,14 @@ func New(rdb Client, name string, opts ...Option) (*Group, error) {
 	if err := keys.CheckEntity("group name", name); err != nil {
 		return nil, fmt.Errorf("queue: new: %w", err)
 	}
-	if strings.ContainsAny(o.prefix, "{}") {
-		return nil, fmt.Errorf("queue: new %q: prefix %q: must not contain '{' or '}'", name, o.prefix)
+	if err := keys.CheckPrefix(o.prefix); err != nil {
+		return nil, fmt.Errorf("queue: new %q: %w", name, err)
 	}
 	if o.codec == nil {
 		return nil, fmt.Errorf("queue: new %q: codec: must not be nil", name)
 	}
-	if o.deadLimit < 1 {
-		return nil, fmt.Errorf("queue: new %q: dead limit %d: must be at least 1", name, o.deadLimit)
+	if o.deadLimit < 1 || o.deadLimit > MaxDeadLimit {
+		return nil, fmt.Errorf("queue: new %q: dead limit %d: must be between 1 and %d", name, o.deadLimit, MaxDeadLimit)
 	}
 	return &Group{rdb: rdb, name: name, codec: o.codec, deadLimit: o.deadLimit, keys: newKeySet(keys.New(o.prefix), name)}, nil
 }
@@ -186,17 +218,19 @@ type enqueueOptions struct {
 }
 
 // Delay makes the task ready d after the server's clock reads the enqueue
-// (zero: at once). A negative d is an error.
+// (zero: at once). A negative d, or one above [MaxDelay], is an error.
 func Delay(d time.Duration) EnqueueOption { return func(o *enqueueOptions) { o.delay = d } }
 
 // At makes the task ready when the server's clock reaches t (at once if t
-// has passed). It replaces [Delay]. A zero t is an error.
+// has passed). It replaces [Delay]. A zero t, or one more than [MaxDelay]
+// from now, is an error.
 func At(t time.Time) EnqueueOption {
 	return func(o *enqueueOptions) { o.at, o.atSet = t, true }
 }
 
 // MaxRetry sets how many times a failed task is retried before it goes to
-// the dead letters (0: never). Default: 5. A negative n is an error.
+// the dead letters (0: never). Default: 5. A negative n, or one above
+// [MaxRetries], is an error.
 func MaxRetry(n int) EnqueueOption { return func(o *enqueueOptions) { o.maxRetry = n } }
 
 // ID gives the task the ID id instead of a random UUID. Enqueueing a task
@@ -220,10 +254,15 @@ type Job struct {
 // to the queue called queue, in one round trip, and returns its ID. The
 // task is ready at once unless [Delay] or [At] says otherwise. It returns
 // [ErrDuplicate] if an [ID] is taken, and an error naming the bad argument
-// (nothing written) for an empty queue or task name, a negative delay or
-// retry count, a zero time, an empty ID or a payload the codec rejects.
+// (nothing written) for an empty queue or task name, a delay, time or
+// retry count out of bounds, an empty ID or a payload the codec rejects.
+// An error that wraps ria.ErrOutcomeUnknown means that the reply never
+// came (even after go-redis's re-sends): the task may have been enqueued;
+// an Enqueue with the same [ID] tells (ErrDuplicate: it was). A key of the
+// group that holds another type gives a *ria.KeyError naming it (one more
+// round trip, to find out which), and nothing is written.
 func (g *Group) Enqueue(ctx context.Context, queue, name string, payload any, opts ...EnqueueOption) (string, error) {
-	ids, err := g.EnqueueBatch(ctx, []Job{{Queue: queue, Name: name, Payload: payload, Options: opts}})
+	ids, err := g.enqueue(ctx, []Job{{Queue: queue, Name: name, Payload: payload, Options: opts}}, true)
 	if err != nil {
 		return "", err
 	}
@@ -233,67 +272,156 @@ func (g *Group) Enqueue(ctx context.Context, queue, name string, payload any, op
 // EnqueueBatch adds every job in one round trip, all or nothing, and
 // returns their IDs in order. Its errors are those of [Group.Enqueue], for
 // the first bad job; two jobs with the same [ID] are refused with
-// [ErrDuplicate]. An empty batch does nothing.
+// [ErrDuplicate], and so is a batch of more than [MaxBatch] jobs. An empty
+// batch does nothing.
 //
 // A call whose reply is lost and that go-redis re-sends does not enqueue
-// its tasks twice, unless all of them have finished before the re-send
-// arrives (then they run again: at least once).
+// its tasks twice (see "Lost replies" in the package doc).
 func (g *Group) EnqueueBatch(ctx context.Context, jobs []Job) ([]string, error) {
 	if len(jobs) == 0 {
 		return nil, nil
 	}
-	keys := g.keys.base()
-	queueIdx := map[string]int{}
+	if len(jobs) > MaxBatch {
+		return nil, fmt.Errorf("queue: enqueue %q: batch of %d jobs: at most %d", g.name, len(jobs), MaxBatch)
+	}
+	return g.enqueue(ctx, jobs, false)
+}
+
+func (g *Group) enqueue(ctx context.Context, jobs []Job, single bool) ([]string, error) {
+	if single {
+		if ids, ok, err := g.enqueueOne(ctx, jobs[0]); ok || err != nil {
+			return ids, err
+		}
+	}
 	ids := make([]string, len(jobs))
-	seen := map[string]bool{}
-	// The nonce tells a re-send of this call (go-redis re-sends a script
-	// whose reply was lost) from another call: see enqueue.lua.
-	args := make([]any, 2, 2+8*len(jobs))
-	args[0], args[1] = len(jobs), uuid.NewString()
+	opts := make([]enqueueOptions, len(jobs))
+	custom := false
+	var seen map[string]int // the jobs' own IDs
 	for i, j := range jobs {
 		o := enqueueOptions{maxRetry: defaultMaxRetry}
 		for _, opt := range j.Options {
 			opt(&o)
 		}
 		if err := checkJob(j, o); err != nil {
-			return nil, fmt.Errorf("queue: enqueue %q: job %d: %w", g.name, i, err)
+			return nil, g.jobError(single, i, err)
 		}
+		opts[i] = o
+		if o.idSet {
+			custom = true
+			if seen == nil {
+				seen = map[string]int{}
+			}
+			if first, ok := seen[o.id]; ok {
+				return nil, fmt.Errorf("queue: enqueue %q: job %d: ID %q also in job %d: %w", g.name, i, o.id, first, ErrDuplicate)
+			}
+			seen[o.id] = i
+		}
+	}
+	// The nonce tells a re-send of this call (go-redis re-sends a script
+	// whose reply was lost) from another call with the same IDs: see
+	// enqueue.lua. A generated ID is random: it tells by itself.
+	nonce := ""
+	if custom {
+		nonce = script.Nonce()
+	}
+	keys := make([]string, 3, 5)
+	keys[0], keys[1], keys[2] = g.keys.tasks, g.keys.delayed, g.keys.schedule
+	var queueIdx map[string]int
+	args := make([]any, 2, 2+5*len(jobs))
+	args[0], args[1] = len(jobs), nonce
+	for i, j := range jobs {
+		o := opts[i]
 		payload, err := g.codec.Marshal(j.Payload)
 		if err != nil {
-			return nil, fmt.Errorf("queue: enqueue %q: job %d: payload: %w", g.name, i, err)
+			return nil, g.jobError(single, i, fmt.Errorf("payload: %w", err))
 		}
-		id, custom := o.id, "1"
+		id, flag := o.id, "1"
 		if !o.idSet {
-			id, custom = uuid.NewString(), "0"
+			id, flag = uuid.NewString(), ""
 		}
-		if seen[id] {
-			return nil, fmt.Errorf("queue: enqueue %q: job %d: ID %q twice in the batch: %w", g.name, i, id, ErrDuplicate)
-		}
-		seen[id] = true
 		ids[i] = id
-		qi, ok := queueIdx[j.Queue]
-		if !ok {
-			qi = len(queueIdx) + 1
-			queueIdx[j.Queue] = qi
+		qi := 0
+		if single {
+			qi = 1
 			keys = append(keys, g.keys.ready+j.Queue, g.keys.signal+j.Queue)
+		} else {
+			if queueIdx == nil {
+				queueIdx = map[string]int{}
+			}
+			var ok bool
+			if qi, ok = queueIdx[j.Queue]; !ok {
+				qi = len(queueIdx) + 1
+				queueIdx[j.Queue] = qi
+				keys = append(keys, g.keys.ready+j.Queue, g.keys.signal+j.Queue)
+			}
 		}
-		due := "n"
+		due := ""
 		switch {
 		case o.atSet:
 			due = "a" + strconv.FormatInt(o.at.UnixMilli(), 10)
 		case o.delay > 0:
 			due = "d" + strconv.FormatInt(max(o.delay.Milliseconds(), 1), 10)
 		}
-		args = append(args, id, custom, j.Queue, qi, j.Name, o.maxRetry, due, payload)
+		taskNonce := ""
+		if o.idSet {
+			taskNonce = nonce
+		}
+		v := pack(make([]byte, 0, 32+len(j.Queue)+len(j.Name)+len(taskNonce)+len(payload)), j.Queue, j.Name, o.maxRetry, taskNonce, payload)
+		args = append(args, id, flag, qi, due, v)
 	}
 	n, err := enqueueScript.Int64(ctx, g.rdb, keys, args...)
 	if err != nil {
-		return nil, fmt.Errorf("queue: enqueue %q: %w", g.name, err)
+		return nil, fmt.Errorf("queue: enqueue %q: %w", g.name, script.Unknown(err))
 	}
 	if n > 0 && int(n) <= len(jobs) {
+		if single {
+			return nil, fmt.Errorf("queue: enqueue %q: ID %q: %w", g.name, ids[0], ErrDuplicate)
+		}
 		return nil, fmt.Errorf("queue: enqueue %q: job %d: ID %q: %w", g.name, n-1, ids[n-1], ErrDuplicate)
 	}
+	if n != 0 {
+		return nil, fmt.Errorf("queue: enqueue %q: script %s: unexpected reply %d", g.name, enqueueScript.Name(), n)
+	}
 	return ids, nil
+}
+
+// enqueueOne enqueues j through enqueue_one.lua if it is the common case
+// (a generated ID, ready at once) and all goes well (ok); else it has
+// written nothing, and enqueue goes the general way.
+func (g *Group) enqueueOne(ctx context.Context, j Job) (ids []string, ok bool, err error) {
+	o := enqueueOptions{maxRetry: defaultMaxRetry}
+	for _, opt := range j.Options {
+		opt(&o)
+	}
+	if o.idSet || o.atSet || o.delay != 0 {
+		return nil, false, nil
+	}
+	if err := checkJob(j, o); err != nil {
+		return nil, false, g.jobError(true, 0, err)
+	}
+	payload, err := g.codec.Marshal(j.Payload)
+	if err != nil {
+		return nil, false, g.jobError(true, 0, fmt.Errorf("payload: %w", err))
+	}
+	id := uuid.NewString()
+	v := pack(make([]byte, 0, 24+len(j.Queue)+len(j.Name)+len(payload)), j.Queue, j.Name, o.maxRetry, "", payload)
+	n, err := enqueueOneScript.Int64(ctx, g.rdb, []string{g.keys.tasks, g.keys.ready + j.Queue, g.keys.signal + j.Queue}, id, v)
+	switch {
+	case err != nil:
+		return nil, false, fmt.Errorf("queue: enqueue %q: %w", g.name, script.Unknown(err))
+	case n == 0:
+		return []string{id}, true, nil
+	case n == -1:
+		return nil, false, nil
+	}
+	return nil, false, fmt.Errorf("queue: enqueue %q: script %s: unexpected reply %d", g.name, enqueueOneScript.Name(), n)
+}
+
+func (g *Group) jobError(single bool, i int, err error) error {
+	if single {
+		return fmt.Errorf("queue: enqueue %q: %w", g.name, err)
+	}
+	return fmt.Errorf("queue: enqueue %q: job %d: %w", g.name, i, err)
 }
 
 func checkJob(j Job, o enqueueOptions) error {
@@ -302,14 +430,16 @@ func checkJob(j Job, o enqueueOptions) error {
 		return errors.New("queue name: empty name")
 	case j.Name == "":
 		return errors.New("task name: empty name")
-	case o.delay < 0:
-		return fmt.Errorf("delay %v: must not be negative", o.delay)
+	case o.delay < 0 || o.delay > MaxDelay:
+		return fmt.Errorf("delay %v: must be between 0 and %v", o.delay, MaxDelay)
 	case o.atSet && o.at.IsZero():
 		return errors.New("at: zero time")
-	case o.maxRetry < 0:
-		return fmt.Errorf("max retry %d: must not be negative", o.maxRetry)
+	case o.atSet && time.Until(o.at) > MaxDelay:
+		return fmt.Errorf("at %v: more than %v from now", o.at, MaxDelay)
+	case o.maxRetry < 0 || o.maxRetry > MaxRetries:
+		return fmt.Errorf("max retry %d: must be between 0 and %d", o.maxRetry, MaxRetries)
 	case o.idSet && o.id == "":
-		return errors.New("ID: empty")
+		return errors.New("ID: empty ID")
 	}
 	return nil
 }
@@ -317,11 +447,14 @@ func checkJob(j Job, o enqueueOptions) error {
 // Cancel deletes a task that waits in the delayed set, in one round trip:
 // one enqueued with a delay that is not yet due, or a failed one waiting for
 // its retry. It returns [ErrNotFound] if the task is not there (ready, in
-// flight, dead, done, or unknown), which is also what a re-send of a Cancel
-// that succeeded but whose reply was lost (go-redis re-sends such a call)
-// returns.
+// flight, dead, done, or unknown), and an error for an empty id. A re-send
+// of a Cancel whose reply was lost gets the first run's answer; if every
+// re-send fails, the error wraps ria.ErrOutcomeUnknown.
 func (g *Group) Cancel(ctx context.Context, id string) error {
-	n, err := cancelScript.Int64(ctx, g.rdb, g.keys.base(), id)
+	if id == "" {
+		return fmt.Errorf("queue: cancel in %q: empty ID", g.name)
+	}
+	n, err := g.once(ctx, cancelScript, id)
 	if err != nil {
 		return fmt.Errorf("queue: cancel %q in %q: %w", id, g.name, err)
 	}
@@ -333,11 +466,14 @@ func (g *Group) Cancel(ctx context.Context, id string) error {
 
 // Requeue moves a dead task back to the end of its queue, with its failed
 // attempts reset, in one round trip. It returns [ErrNotFound] if the task
-// is not dead, which is also what a re-send of a Requeue that succeeded but
-// whose reply was lost (go-redis re-sends such a call) returns; the task is
-// requeued once.
+// is not dead, and an error for an empty id. A re-send of a Requeue whose
+// reply was lost gets the first run's answer; if every re-send fails, the
+// error wraps ria.ErrOutcomeUnknown.
 func (g *Group) Requeue(ctx context.Context, id string) error {
-	n, err := requeueScript.Int64(ctx, g.rdb, g.keys.base(), id)
+	if id == "" {
+		return fmt.Errorf("queue: requeue in %q: empty ID", g.name)
+	}
+	n, err := g.once(ctx, requeueScript, id)
 	if err != nil {
 		return fmt.Errorf("queue: requeue %q in %q: %w", id, g.name, err)
 	}
@@ -347,10 +483,21 @@ func (g *Group) Requeue(ctx context.Context, id string) error {
 	return nil
 }
 
+// once runs a once-script that answers an integer.
+func (g *Group) once(ctx context.Context, s *script.Script, args ...any) (int64, error) {
+	v, err := s.RunOnce(ctx, g.rdb, g.keys.once(), g.keys.base(), args...)
+	if err != nil {
+		return 0, err
+	}
+	return s.AsInt64(v)
+}
+
 // Promote moves every due delayed task to its queue, in batches of 100 per
 // round trip, and returns how many it moved. Workers promote as they take
 // tasks, so calling it is never required; it suits schedulers and tests.
-// Any number of promoters may run at once: each task is moved once.
+// Any number of promoters may run at once: each task is moved once. After
+// an error, the count is of the batches that were answered; an error that
+// wraps ria.ErrOutcomeUnknown means the last batch may have been moved.
 func (g *Group) Promote(ctx context.Context) (int, error) {
 	return g.loop(ctx, "promote", promoteScript, batch)
 }
@@ -358,9 +505,10 @@ func (g *Group) Promote(ctx context.Context) (int, error) {
 // Recover puts every task whose lease has expired (its worker died or
 // stalled) back at the front of its queue, counting a failed attempt, or
 // into the dead letters when it has no retry left; in batches of 100 per
-// round trip. It returns how many it recovered. Workers recover as they
-// take tasks, so calling it is never required. Any number of recoverers
-// may run at once: each expired lease is recovered once.
+// round trip. It returns how many it recovered (see [Group.Promote] for
+// errors). Workers recover as they take tasks, so calling it is never
+// required. Any number of recoverers may run at once: each expired lease
+// is recovered once.
 func (g *Group) Recover(ctx context.Context) (int, error) {
 	return g.loop(ctx, "recover", recoverScript, batch, g.deadLimit)
 }
@@ -368,7 +516,11 @@ func (g *Group) Recover(ctx context.Context) (int, error) {
 func (g *Group) loop(ctx context.Context, op string, s *script.Script, args ...any) (int, error) {
 	total := 0
 	for {
-		r, err := s.Int64s(ctx, g.rdb, g.keys.base(), args...)
+		v, err := s.RunOnce(ctx, g.rdb, g.keys.once(), g.keys.base(), args...)
+		var r []int64
+		if err == nil {
+			r, err = s.AsInt64s(v)
+		}
 		if err == nil && len(r) != 2 {
 			err = fmt.Errorf("script %s: want 2 integers, got %d", s.Name(), len(r))
 		}
@@ -392,13 +544,14 @@ type Stats struct {
 
 // Stats counts the ready tasks of each named queue and the group's delayed,
 // in-flight and dead tasks, in one round trip (a MULTI/EXEC, so the counts
-// are of one moment).
+// are of one moment). A key of the wrong type gives a *ria.KeyError naming
+// it (and costs one more round trip).
 func (g *Group) Stats(ctx context.Context, queues ...string) (Stats, error) {
 	var (
 		ready []*redis.IntCmd
 		z     [3]*redis.IntCmd
 	)
-	_, err := g.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+	cmds, err := g.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		for _, q := range queues {
 			ready = append(ready, p.LLen(ctx, g.keys.ready+q))
 		}
@@ -406,6 +559,18 @@ func (g *Group) Stats(ctx context.Context, queues ...string) (Stats, error) {
 		return nil
 	})
 	if err != nil {
+		roles := map[string]string{g.keys.delayed: "queue delayed set", g.keys.inflight: "queue in-flight set", g.keys.dead: "queue dead set"}
+		for _, c := range cmds {
+			if k, ok := c.Args()[len(c.Args())-1].(string); ok && c.Err() != nil && strings.HasPrefix(c.Err().Error(), "WRONGTYPE") {
+				role, want := roles[k], "a zset"
+				if role == "" {
+					role, want = "queue ready list", "a list"
+				}
+				got, _ := g.rdb.Do(ctx, "type", k).Text()
+				err = &ria.KeyError{Role: role, Key: k, Got: "a " + got, Want: want, Err: ria.ErrWrongType}
+				break
+			}
+		}
 		return Stats{}, fmt.Errorf("queue: stats %q: %w", g.name, err)
 	}
 	s := Stats{Ready: make(map[string]int64, len(queues)), Delayed: z[0].Val(), InFlight: z[1].Val(), Dead: z[2].Val()}
@@ -426,18 +591,22 @@ type DeadTask struct {
 }
 
 // Dead lists up to limit dead tasks, most recent first, skipping the first
-// offset, in one round trip. A negative offset or a limit below 1 is an
+// offset, in one round trip. An offset that is negative or above
+// [MaxDeadLimit], or a limit that is not between 1 and [MaxDeadPage], is an
 // error.
 func (g *Group) Dead(ctx context.Context, offset, limit int) ([]DeadTask, error) {
-	if offset < 0 || limit < 1 {
-		return nil, fmt.Errorf("queue: dead %q: offset %d, limit %d: want offset >= 0 and limit >= 1", g.name, offset, limit)
+	if offset < 0 || offset > MaxDeadLimit {
+		return nil, fmt.Errorf("queue: dead %q: offset %d: must be between 0 and %d", g.name, offset, MaxDeadLimit)
+	}
+	if limit < 1 || limit > MaxDeadPage {
+		return nil, fmt.Errorf("queue: dead %q: limit %d: must be between 1 and %d", g.name, limit, MaxDeadPage)
 	}
 	v, err := deadScript.Run(ctx, g.rdb, []string{g.keys.dead, g.keys.tasks}, offset, limit)
 	if err != nil {
 		return nil, fmt.Errorf("queue: dead %q: %w", g.name, err)
 	}
 	arr, ok := v.([]any)
-	if !ok || len(arr)%6 != 0 {
+	if !ok && v != nil || len(arr)%6 != 0 {
 		return nil, fmt.Errorf("queue: dead %q: script %s: malformed reply %T", g.name, deadScript.Name(), v)
 	}
 	out := make([]DeadTask, 0, len(arr)/6)

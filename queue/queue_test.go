@@ -2,6 +2,7 @@ package queue_test
 
 import (
 	"context"
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -88,11 +89,10 @@ func TestGroup_Enqueue(t *testing.T) {
 		id, err := g.Enqueue(ctx, "default", "send_sold_email", sold{"ItemA", 35})
 		require.NoError(t, err)
 		assert.Len(t, id, 36, "a UUID")
-		fields, err := b.Client.HMGet(ctx, key(b, "tasks"), id+":p", id+":q", id+":n", id+":m").Result()
+		fields, err := b.Client.HGetAll(ctx, key(b, "tasks")).Result()
 		require.NoError(t, err)
-		require.Len(t, fields, 4)
-		assert.JSONEq(t, `{"Item":"ItemA","Price":35}`, fields[0].(string))
-		assert.Equal(t, []any{"default", "send_sold_email", "5"}, fields[1:])
+		assert.Equal(t, map[string]string{id: queue.Pack("default", "send_sold_email", 5, "", []byte(`{"Item":"ItemA","Price":35}`))},
+			fields, "one field per task: its packed fields and payload")
 
 		ids, err := g.EnqueueBatch(ctx, []queue.Job{
 			{Queue: "default", Name: "a", Payload: 1},
@@ -125,7 +125,9 @@ func TestGroup_Enqueue(t *testing.T) {
 
 // The book's delayed-task scenario: four tasks with delays 0, 0.5, 0 and
 // 1.5 s: two are ready at once, all four once promotion has run past their
-// due times. The server's clock decides (miniredis: moved by FastForward).
+// due times. The server's clock decides (miniredis: moved by FastForward):
+// each Promote moves exactly the tasks due by the server's clock when it
+// ran, whatever time a loaded machine takes between the calls.
 func TestGroup_delayed(t *testing.T) {
 	t.Parallel() // it waits out real time on the real servers
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
@@ -141,20 +143,11 @@ func TestGroup_delayed(t *testing.T) {
 		s := stats(t, g, "default")
 		assert.Equal(t, int64(2), s.Ready["default"], "delays 0 are ready at once")
 		assert.Equal(t, int64(2), s.Delayed)
-		n, err := g.Promote(ctx)
-		require.NoError(t, err)
-		assert.Zero(t, n, "nothing due yet")
-
+		promoteDue(t, b, g)
 		b.FastForward(600 * time.Millisecond)
-		n, err = g.Promote(ctx)
-		require.NoError(t, err)
-		assert.Equal(t, 1, n)
-		assert.Equal(t, []string{ids[0], ids[2], ids[1]}, readyIDs(t, b, "default"))
-
+		promoteDue(t, b, g)
 		b.FastForward(time.Second)
-		n, err = g.Promote(ctx)
-		require.NoError(t, err)
-		assert.Equal(t, 1, n)
+		promoteDue(t, b, g)
 		assert.Equal(t, []string{ids[0], ids[2], ids[1], ids[3]}, readyIDs(t, b, "default"))
 		assert.Zero(t, stats(t, g).Delayed)
 
@@ -167,6 +160,34 @@ func TestGroup_delayed(t *testing.T) {
 		assert.Equal(t, past, readyIDs(t, b, "default")[4])
 		assert.Equal(t, int64(1), stats(t, g).Delayed)
 	})
+}
+
+// promoteDue runs Promote and checks that it moved every task due by the
+// server's clock before the call and none due after it (a task due in
+// between may go either way).
+func promoteDue(t *testing.T, b *redistest.Backend, g *queue.Group) {
+	t.Helper()
+	ctx := t.Context()
+	due, err := b.Client.ZRangeWithScores(ctx, key(b, "delayed"), 0, -1).Result()
+	require.NoError(t, err)
+	before := serverNow(t, b)
+	n, err := g.Promote(ctx)
+	require.NoError(t, err)
+	after := serverNow(t, b)
+	moved := 0
+	for _, z := range due {
+		promoted := b.Client.ZScore(ctx, key(b, "delayed"), z.Member.(string)).Err() == redis.Nil
+		switch at := int64(z.Score); {
+		case at <= before:
+			assert.True(t, promoted, "task due at %d not promoted at %d", at, before)
+		case at > after:
+			assert.False(t, promoted, "task due at %d promoted by %d", at, after)
+		}
+		if promoted {
+			moved++
+		}
+	}
+	assert.Equal(t, moved, n, "Promote counts what it moved")
 }
 
 // With several promoters at once, each delayed task is promoted exactly once.
@@ -226,7 +247,11 @@ func TestGroup_Promote_concurrent(t *testing.T) {
 // front of their queue, counting an attempt; several recoverers at once
 // recover each exactly once.
 func TestGroup_Recover_concurrent(t *testing.T) {
+	t.Parallel() // it waits out real time on the real servers
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		// Long enough that no lease expires before the test has taken
+		// every task and checked, even on a loaded machine.
+		const lease = 2 * time.Second
 		const (
 			recoverers = 4
 			tasks      = 300
@@ -241,7 +266,7 @@ func TestGroup_Recover_concurrent(t *testing.T) {
 		require.NoError(t, err)
 		var took []string
 		for len(took) < tasks {
-			ts, err := g.TakeForTest(ctx, []string{"default"}, 64, 100*time.Millisecond)
+			ts, err := g.TakeForTest(ctx, []string{"default"}, 64, lease)
 			require.NoError(t, err)
 			require.NotEmpty(t, ts)
 			for _, task := range ts {
@@ -255,7 +280,7 @@ func TestGroup_Recover_concurrent(t *testing.T) {
 		assert.Zero(t, n, "no lease has expired yet")
 		assert.Equal(t, int64(tasks), stats(t, g).InFlight)
 
-		b.FastForward(150 * time.Millisecond)
+		b.FastForward(lease + 50*time.Millisecond)
 		var (
 			wg    sync.WaitGroup
 			mu    sync.Mutex
@@ -360,9 +385,13 @@ func TestGroup_duplicateID(t *testing.T) {
 		assert.Equal(t, map[string]int64{"default": 1, "other": 0}, s.Ready)
 		n, err := b.Client.HLen(ctx, key(b, "tasks")).Result()
 		require.NoError(t, err)
-		assert.Equal(t, int64(5), n, "the fields of one task (with the nonce of its call)")
+		assert.Equal(t, int64(1), n, "the field of one task")
 	})
 }
+
+type nilHandler struct{}
+
+func (*nilHandler) Process(context.Context, *queue.Task) error { return nil }
 
 func TestGroup_badInput(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
@@ -377,9 +406,12 @@ func TestGroup_badInput(t *testing.T) {
 			{"empty queue", "", "t", 1, nil, "queue name"},
 			{"empty task name", "default", "", 1, nil, "task name"},
 			{"negative delay", "default", "t", 1, []queue.EnqueueOption{queue.Delay(-time.Second)}, "delay"},
+			{"huge delay", "default", "t", 1, []queue.EnqueueOption{queue.Delay(math.MaxInt64)}, "delay"},
 			{"zero time", "default", "t", 1, []queue.EnqueueOption{queue.At(time.Time{})}, "zero time"},
+			{"far time", "default", "t", 1, []queue.EnqueueOption{queue.At(time.Now().AddDate(200, 0, 0))}, "at"},
 			{"negative retries", "default", "t", 1, []queue.EnqueueOption{queue.MaxRetry(-1)}, "max retry"},
-			{"empty ID", "default", "t", 1, []queue.EnqueueOption{queue.ID("")}, "ID"},
+			{"huge retries", "default", "t", 1, []queue.EnqueueOption{queue.MaxRetry(math.MaxInt)}, "max retry"},
+			{"empty ID", "default", "t", 1, []queue.EnqueueOption{queue.ID("")}, "empty ID"},
 			{"payload", "default", "t", make(chan int), nil, "payload"},
 		} {
 			_, err := g.Enqueue(ctx, tc.queue, tc.task, tc.payload, tc.opts...)
@@ -391,10 +423,24 @@ func TestGroup_badInput(t *testing.T) {
 			assert.ErrorContains(t, err, tc.want, tc.name+" (batch)")
 			assert.ErrorContains(t, err, "job 1", tc.name+" (batch)")
 		}
-		_, err := g.Dead(ctx, -1, 10)
-		assert.ErrorContains(t, err, "offset")
-		_, err = g.Dead(ctx, 0, 0)
-		assert.ErrorContains(t, err, "limit")
+		_, err := g.EnqueueBatch(ctx, make([]queue.Job, queue.MaxBatch+1))
+		assert.ErrorContains(t, err, "batch of 10001 jobs")
+
+		for _, tc := range []struct {
+			offset, limit int
+			want          string
+		}{
+			{-1, 10, "offset -1"}, {math.MaxInt, 10, "offset"}, {0, 0, "limit 0"},
+			{0, math.MaxInt, "limit"}, {0, queue.MaxDeadPage + 1, "limit"},
+		} {
+			_, err = g.Dead(ctx, tc.offset, tc.limit)
+			assert.ErrorContains(t, err, tc.want, "Dead(%d, %d)", tc.offset, tc.limit)
+			assert.NotContains(t, err.Error(), "script", "a Go-side error, not a Lua one")
+		}
+		assert.ErrorContains(t, g.Cancel(ctx, ""), "empty ID")
+		assert.NotErrorIs(t, g.Cancel(ctx, ""), queue.ErrNotFound)
+		assert.ErrorContains(t, g.Requeue(ctx, ""), "empty ID")
+		assert.NotErrorIs(t, g.Requeue(ctx, ""), queue.ErrNotFound)
 
 		for _, tc := range []struct {
 			name string
@@ -402,22 +448,31 @@ func TestGroup_badInput(t *testing.T) {
 			want string
 		}{
 			{"zero concurrency", []queue.WorkerOption{queue.Concurrency(0)}, "concurrency"},
+			{"max concurrency", []queue.WorkerOption{queue.Concurrency(math.MaxInt)}, "concurrency"},
+			{"huge concurrency", []queue.WorkerOption{queue.Concurrency(1 << 27)}, "concurrency"},
+			{"negative prefetch", []queue.WorkerOption{queue.Prefetch(-1)}, "prefetch"},
+			{"huge prefetch", []queue.WorkerOption{queue.Prefetch(queue.MaxPrefetch + 1)}, "prefetch"},
 			{"no queues", []queue.WorkerOption{queue.Queues()}, "queues"},
 			{"empty queue", []queue.WorkerOption{queue.Queues("high", "")}, "queue name"},
 			{"queue twice", []queue.WorkerOption{queue.Queues("a", "a")}, "given twice"},
 			{"short lease", []queue.WorkerOption{queue.Lease(time.Millisecond)}, "lease"},
+			{"long lease", []queue.WorkerOption{queue.Lease(queue.MaxLease + time.Second)}, "lease"},
 			{"negative grace", []queue.WorkerOption{queue.Grace(-time.Second)}, "grace"},
 			{"backoff", []queue.WorkerOption{queue.Backoff(time.Second, time.Millisecond)}, "backoff"},
 			{"zero backoff", []queue.WorkerOption{queue.Backoff(0, time.Second)}, "backoff"},
+			{"huge backoff", []queue.WorkerOption{queue.Backoff(time.Second, math.MaxInt64)}, "backoff"},
 		} {
 			_, err := queue.NewWorker(g, tc.opts...)
 			assert.ErrorContains(t, err, tc.want, tc.name)
 		}
-		w, err := queue.NewWorker(g)
-		require.NoError(t, err)
+		w, err := queue.NewWorker(g, queue.Concurrency(queue.MaxConcurrency), queue.Prefetch(queue.MaxPrefetch))
+		require.NoError(t, err, "the bounds themselves are fine")
 		assert.ErrorContains(t, w.Handle("", queue.HandlerFunc(func(context.Context, *queue.Task) error { return nil })), "task name")
 		assert.ErrorContains(t, w.Handle("t", nil), "nil handler")
-		assert.ErrorContains(t, w.Run(ctx), "no handler")
+		assert.ErrorContains(t, w.Handle("t", queue.HandlerFunc(nil)), "nil")
+		assert.ErrorContains(t, w.Handle("t", queue.Typed[int](nil)), "nil func")
+		assert.ErrorContains(t, w.Handle("t", (*nilHandler)(nil)), "nil")
+		assert.ErrorContains(t, w.Run(ctx), "no handler", "no bad handler was registered")
 
 		_, err = queue.New(b.Client, "")
 		assert.ErrorContains(t, err, "group name")
@@ -429,6 +484,8 @@ func TestGroup_badInput(t *testing.T) {
 		assert.ErrorContains(t, err, "codec")
 		_, err = queue.New(b.Client, "g", queue.WithDeadLimit(0))
 		assert.ErrorContains(t, err, "dead limit")
+		_, err = queue.New(b.Client, "g", queue.WithDeadLimit(queue.MaxDeadLimit+1))
+		assert.ErrorContains(t, err, "dead limit")
 
 		assert.Empty(t, keysWithPrefix(t, b), "bad input wrote nothing")
 	})
@@ -436,11 +493,29 @@ func TestGroup_badInput(t *testing.T) {
 	assert.Panics(t, func() { _, _ = queue.NewWorker(nil) })
 }
 
+// Names cannot make two namespaces share a key: the ready list of queue
+// "a}:tasks" in group "g" would be the tasks hash of group "g}:ready:a" if
+// group names could hold braces; they cannot.
+func TestGroup_namesCannotCollide(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		g := newGroup(t, b, b.Client)
+		id, err := g.Enqueue(ctx, "a}:tasks", "t", 1)
+		require.NoError(t, err, "queue names may hold braces: the group's closes the hash tag first")
+		_, err = queue.New(b.Client, "g}:ready:a", queue.WithPrefix(b.Prefix))
+		assert.ErrorContains(t, err, "must not contain '{' or '}'")
+		assert.ElementsMatch(t, []string{key(b, "tasks"), key(b, "ready:a}:tasks"), key(b, "signal:a}:tasks")}, keysWithPrefix(t, b))
+		assert.Equal(t, []string{id}, readyIDs(t, b, "a}:tasks"))
+	})
+}
+
 func TestGroup_roundTrips(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		g := newGroup(t, b, b.Client)
 		// Load the scripts.
+		_, err := g.Enqueue(ctx, "warm", "t", 0)
+		require.NoError(t, err)
 		warm, err := g.Enqueue(ctx, "default", "t", 0, queue.Delay(time.Hour))
 		require.NoError(t, err)
 		require.NoError(t, g.Cancel(ctx, warm))
@@ -460,6 +535,8 @@ func TestGroup_roundTrips(t *testing.T) {
 			assert.Equal(t, want, rt, name)
 		}
 		count("Enqueue", 1, func() error { _, err := g.Enqueue(ctx, "default", "t", 1); return err })
+		count("Enqueue with an ID", 1, func() error { _, err := g.Enqueue(ctx, "default", "t", 1, queue.ID("x")); return err })
+		count("Enqueue delayed", 1, func() error { _, err := g.Enqueue(ctx, "default", "t", 1, queue.Delay(time.Hour)); return err })
 		jobs := make([]queue.Job, 500)
 		for i := range jobs {
 			jobs[i] = queue.Job{Queue: []string{"high", "default", "low"}[i%3], Name: "t", Payload: i}
@@ -468,6 +545,9 @@ func TestGroup_roundTrips(t *testing.T) {
 		id, err := g.Enqueue(ctx, "default", "t", 1, queue.Delay(time.Hour))
 		require.NoError(t, err)
 		count("Cancel", 1, func() error { return g.Cancel(ctx, id) })
+		put(t, b, "dead-1", "default", 5)
+		zadd(t, b, "dead", 1, "dead-1")
+		count("Requeue", 1, func() error { return g.Requeue(ctx, "dead-1") })
 		count("Stats", 1, func() error { _, err := g.Stats(ctx, "high", "default", "low"); return err })
 		count("Promote", 1, func() error { _, err := g.Promote(ctx); return err })
 		count("Recover", 1, func() error { _, err := g.Recover(ctx); return err })

@@ -2,103 +2,132 @@
 -- the tasks the worker finished, then takes up to k ready tasks, highest
 -- priority queue first, each into inflight with a lease. It promotes due
 -- delayed tasks and recovers expired leases first when asked to (a busy
--- worker asks every few tens of ms), and always when it is about to take
--- fewer than k, i.e. before the worker would wait for work.
--- (script.MintLua and common.lua are prepended.)
--- KEYS[1..8] the group's keys (common.lua)
+-- worker asks every few tens of ms), and always when its queues hold fewer
+-- than k tasks, i.e. before the worker would wait for work.
+-- (lib.lua and common.lua are prepended.)
+-- KEYS[1..7] the group's keys (common.lua)
+-- KEYS[8] the worker's take record (STRING): its last take's token and the
+--         IDs it took
 -- KEYS[8+j]  ready list of the j-th served queue, j = 1..n, in priority order
 -- KEYS[8+n+j] signal list of the j-th served queue
 -- ARGV[1] k (0: only promote, recover and settle)   ARGV[2] lease ms
 -- ARGV[3] batch: most tasks promoted, and most leases recovered, per call
 -- ARGV[4] dead limit   ARGV[5] n   ARGV[6] '1' to promote and recover first
 -- ARGV[7] '1' to return the waits even if k tasks are taken
--- ARGV[8..] outcomes to settle first (see settle in common.lua)
--- returns {wait for delayed, wait for inflight, then 7 fields per task
---         taken: id, lease token (a string of digits, the same for every
---         task of one take), task name, payload, failed attempts, max
---         retries, j}. The waits are returned when fewer than k tasks were
---         taken or ARGV[7] asks (else -1): the ms until the first due time
---         in delayed, and until the first lease deadline in inflight, -1
---         if there is none. The worker is then bound to take again by the
---         first due time (it waits for it, or promotes while busy), so
---         nobody else need be woken for a due time it knows.
+-- ARGV[8] the lease token of this take: new for every take, the same for
+--         its re-sends (a string of letters, digits and dots)
+-- ARGV[9..] outcomes to settle first (see read_outcomes in common.lua)
+-- returns {wait for delayed, wait for inflight, then 4 fields per task
+--         taken: id, packed task (see lib.lua), failed attempts, j}. The
+--         waits are returned when fewer than k tasks were taken or ARGV[7]
+--         asks (else -1): the ms until the first due time in delayed, and
+--         until the first lease deadline in inflight, -1 if there is none.
+--         The worker is then bound to take again by the first due time (it
+--         waits for it, or promotes while busy), so nobody else need be
+--         woken for a due time it knows.
+--
+-- A take whose reply was lost is re-sent by go-redis, or again by the
+-- worker with the same token: the record tells, and the re-send hands out
+-- the tasks the first run took (those it still holds) instead of taking
+-- more, so none of them waits unseen for its lease to expire.
 local now = now_ms()
-local k, lease, batch, deadlimit, n =
+local k, lease, batch, limit, n =
   tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
-settle(ARGV, 8, now, deadlimit)
+local tok, RECORD = ARGV[8], KEYS[8]
+local asked = ARGV[7] == '1'
 
+-- Read and check.
+local os = read_outcomes(ARGV, 9)
+local rec = rd('string', 'queue take record', 'get', RECORD)
+local again = rec and string.sub(rec, 1, #tok + 1) == tok .. '\n'
+local have = 0 -- ready tasks in the served queues
+for j = 1, n do
+  have = have + llen(KEYS[8 + j], R_READY)
+  llen(KEYS[8 + n + j], R_SIGNAL)
+end
+local maintain = not again and (ARGV[6] == '1' or have < k)
+local due, expired
+if maintain then
+  due = read_promote(now, batch)
+  expired = read_recover(now, batch)
+end
+need(INFLIGHT, 'zset', R_INFLIGHT)
+need(TASKS, 'hash', R_TASKS)
+if maintain or asked then llen(SCHEDULE, R_SCHEDULE) end
+if BAD then return BAD end
+
+-- Write.
+settle(os, now, limit)
 local out = {-1, -1}
 local got = 0
-local last = 0 -- the queue the last task came from
-local token
-
--- pop takes ready tasks until it has k or the served queues are empty.
-local function pop()
+if again then
+  local i = #tok + 2
+  while true do
+    local _, e, j, len = string.find(rec, '^(%d+):(%d+):', i)
+    if not e then break end
+    local id = string.sub(rec, e + 1, e + len)
+    i = e + len + 1
+    if redis.call('zscore', INFLIGHT, id .. ':' .. tok) then
+      local f = redis.call('hmget', TASKS, id, id .. ':a')
+      if f[1] then
+        out[#out + 1] = id
+        out[#out + 1] = f[1]
+        out[#out + 1] = f[2] or '0'
+        out[#out + 1] = tonumber(j)
+        got = got + 1
+      end
+    end
+  end
+else
+  if maintain then
+    promote(due)
+    recover(expired, now, limit)
+  end
+  local took = {}
   for j = 1, n do
-    while got < k do
-      local ids = redis.call('lpop', KEYS[8 + j], k - got)
-      if not ids then break end
+    local key = KEYS[8 + j]
+    while got < k and LEN[key] > 0 do
+      local ids = redis.call('lpop', key, math.min(k - got, LEN[key]))
+      if not ids then
+        LEN[key] = 0
+        break
+      end
+      LEN[key] = LEN[key] - #ids
       for _, id in ipairs(ids) do
-        local f = redis.call('hmget', TASKS, id .. ':p', id .. ':n', id .. ':a', id .. ':m')
+        local f = redis.call('hmget', TASKS, id, id .. ':a')
         if not f[1] then
-          forget(id) -- no payload: a task whose fields were lost
-        else
-          if not token then token = string.format('%d', mint(SEQ)) end
-          -- ZADD adds nothing if the same ID was in a ready list twice and
-          -- this take popped both: hand it out once.
-          if redis.call('zadd', INFLIGHT, now + lease, id .. ':' .. token) == 1 then
-            out[#out + 1] = id
-            out[#out + 1] = token
-            out[#out + 1] = f[2] or ''
-            out[#out + 1] = f[1]
-            out[#out + 1] = f[3] or '0'
-            out[#out + 1] = f[4] or '0'
-            out[#out + 1] = j
-            got = got + 1
-            last = j
-          end
+          forget(id) -- a task whose fields were lost
+        -- ZADD adds nothing if the same ID was in a ready list twice and
+        -- this take popped both: hand it out once.
+        elseif redis.call('zadd', INFLIGHT, now + lease, id .. ':' .. tok) == 1 then
+          out[#out + 1] = id
+          out[#out + 1] = f[1]
+          out[#out + 1] = f[2] or '0'
+          out[#out + 1] = j
+          got = got + 1
+          took[#took + 1] = j .. ':' .. #id .. ':' .. id
         end
       end
     end
   end
-end
-
-local maintained = ARGV[6] == '1'
-if maintained then
-  promote(now, batch)
-  recover(now, batch, deadlimit)
-end
-pop()
-if got < k and not maintained then
-  promote(now, batch)
-  recover(now, batch, deadlimit)
-  pop()
-end
-
-if got < k then
-  -- Every served queue is empty: their tokens are stale, and would only
-  -- wake a worker for nothing.
-  for j = 1, n do redis.call('del', KEYS[8 + n + j]) end
-elseif k > 0 then
-  -- Work may be left for other idle workers: wake them (one at a time).
-  -- The queues before the last one served are empty: their tokens are
-  -- stale. The last one and the later ones have work if their list is not
-  -- empty.
-  for j = 1, n do
-    if j >= last and redis.call('llen', KEYS[8 + j]) > 0 then
-      wake(KEYS[8 + n + j])
-    else
-      redis.call('del', KEYS[8 + n + j])
+  if k > 0 then
+    -- Wake the next idle worker of each served queue that still has tasks
+    -- (one at a time); the tokens of the empty ones are stale.
+    for j = 1, n do
+      if LEN[KEYS[8 + j]] > 0 then wake(KEYS[8 + n + j]) else unwake(KEYS[8 + n + j]) end
     end
+  end
+  if got > 0 then
+    redis.call('set', RECORD, tok .. '\n' .. table.concat(took), 'PX', lease)
   end
 end
 
-if got < k or ARGV[7] == '1' then
+if got < k or asked then
   -- This worker learns every due time: a pending schedule token is stale.
-  redis.call('del', SCHEDULE)
+  if LEN[SCHEDULE] then unwake(SCHEDULE) end
   for i, z in ipairs({DELAYED, INFLIGHT}) do
-    local first = redis.call('zrange', z, 0, 0, 'WITHSCORES')
-    if first[2] then out[i] = math.max(tonumber(first[2]) - now, 0) end
+    local first = redis.pcall('zrange', z, 0, 0, 'WITHSCORES')
+    if not first.err and first[2] then out[i] = math.max(tonumber(first[2]) - now, 0) end
   end
 else
   reschedule()

@@ -8,12 +8,16 @@ import (
 	"maps"
 	"runtime/debug"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/ria-go/ria"
+	"github.com/ria-go/ria/internal/script"
 	"github.com/ria-go/ria/internal/wait"
 )
 
@@ -26,8 +30,15 @@ const (
 	blockMargin = 5 * time.Second
 	// maintainEvery is how often a busy worker's take promotes due tasks
 	// and recovers expired leases; a take that finds fewer tasks than it
-	// asked for always does.
+	// asks for always does.
 	maintainEvery = 50 * time.Millisecond
+
+	// MaxConcurrency is the largest [Concurrency].
+	MaxConcurrency = 10_000
+	// MaxPrefetch is the largest [Prefetch].
+	MaxPrefetch = 1000
+	// MaxLease is the longest [Lease].
+	MaxLease = 24 * time.Hour
 )
 
 // errShutdown is the cause of a handler's context cancelled when its
@@ -40,6 +51,7 @@ type WorkerOption func(*workerOptions)
 type workerOptions struct {
 	queues      []string
 	concurrency int
+	prefetch    int
 	lease       time.Duration
 	grace       time.Duration
 	logger      *slog.Logger
@@ -54,15 +66,37 @@ func Queues(names ...string) WorkerOption {
 }
 
 // Concurrency sets how many tasks the worker runs at once, each in its own
-// goroutine. Default: 10.
+// goroutine. Default: 10; at most [MaxConcurrency].
 func Concurrency(n int) WorkerOption { return func(o *workerOptions) { o.concurrency = n } }
 
+// Prefetch lets the worker take up to n tasks more than it has free slots,
+// and keep them, leased, until a slot frees: a take then brings several
+// tasks at once and a finished handler starts the next task without a
+// round trip, which pays when tasks are short (at concurrency 1, a worker
+// without prefetch waits one round trip per task). The worker takes again
+// when half of the prefetched tasks have started. Default: 0 (a worker
+// takes no more tasks than it has free slots); at most [MaxPrefetch].
+//
+// What prefetch changes:
+//   - Priority: a prefetched task of a lower-priority queue may start after
+//     a higher-priority task was enqueued (and another worker may be free
+//     to run it), since it was taken before.
+//   - Leases: a prefetched task is leased from its take, so its lease runs
+//     while it waits. The heartbeat extends it like a running task's; if it
+//     is lost anyway (the worker stalled past the lease), the task is not
+//     started.
+//   - Shutdown: when Run's ctx ends, the prefetched tasks that have not
+//     started go back to the front of their queues at once, in their order,
+//     without counting an attempt.
+//   - Other workers: the prefetched tasks are not available to them.
+func Prefetch(n int) WorkerOption { return func(o *workerOptions) { o.prefetch = n } }
+
 // Lease sets how long a taken task stays the worker's without a heartbeat:
-// the worker extends the leases of its running tasks every lease/3, and
-// a task whose lease expires (its worker died or stalled) goes back to its
-// queue. An idle worker waits for work no longer than its lease (and 30s)
-// before it takes again, recovering the expired leases of other workers.
-// Default: 30s; at least 10ms.
+// the worker extends the leases of its tasks every lease/3, and a task
+// whose lease expires (its worker died or stalled) goes back to its queue.
+// An idle worker waits for work no longer than its lease (and 30s) before
+// it takes again, recovering the expired leases of other workers.
+// Default: 30s; between 10ms and [MaxLease].
 func Lease(d time.Duration) WorkerOption { return func(o *workerOptions) { o.lease = d } }
 
 // Grace sets how long [Worker.Run] lets running tasks finish once its ctx
@@ -72,13 +106,14 @@ func Lease(d time.Duration) WorkerOption { return func(o *workerOptions) { o.lea
 func Grace(d time.Duration) WorkerOption { return func(o *workerOptions) { o.grace = d } }
 
 // Logger sets where the worker reports failed tasks, lost leases and Redis
-// errors. Default: nowhere.
+// errors. Default: [slog.Default] when [NewWorker] is called.
 func Logger(l *slog.Logger) WorkerOption { return func(o *workerOptions) { o.logger = l } }
 
 // Backoff sets the delay before a failed task is retried: base after the
 // first failure, doubling with each failure up to max, then a random
 // fraction taken off (the delay lies between half and all of it) so that
-// tasks that failed together do not retry together. Default: 1s, 10min.
+// tasks that failed together do not retry together. Default: 1s, 10min;
+// 1ms <= base <= max <= [MaxDelay].
 func Backoff(base, max time.Duration) WorkerOption {
 	return func(o *workerOptions) { o.base, o.max = base, max }
 }
@@ -98,9 +133,10 @@ type Worker struct {
 
 // NewWorker returns a worker of group g. It returns an error naming the
 // bad option if a queue name is empty or given twice, the concurrency is
-// less than 1, the lease is shorter than 10ms, the grace period is
-// negative, or the backoff base is less than 1ms or above its max. It
-// panics if g is nil.
+// not between 1 and [MaxConcurrency], the prefetch not between 0 and
+// [MaxPrefetch], the lease not between 10ms and [MaxLease], the grace
+// period is negative, or the backoff is not 1ms <= base <= max <=
+// [MaxDelay]. It panics if g is nil.
 func NewWorker(g *Group, opts ...WorkerOption) (*Worker, error) {
 	if g == nil {
 		panic("queue: NewWorker with a nil group")
@@ -128,30 +164,33 @@ func NewWorker(g *Group, opts ...WorkerOption) (*Worker, error) {
 		}
 	}
 	switch {
-	case o.concurrency < 1:
-		return nil, fmt.Errorf("queue: new worker of %q: concurrency %d: must be at least 1", g.name, o.concurrency)
-	case o.lease < 10*time.Millisecond:
-		return nil, fmt.Errorf("queue: new worker of %q: lease %v: must be at least 10ms", g.name, o.lease)
+	case o.concurrency < 1 || o.concurrency > MaxConcurrency:
+		return nil, fmt.Errorf("queue: new worker of %q: concurrency %d: must be between 1 and %d", g.name, o.concurrency, MaxConcurrency)
+	case o.prefetch < 0 || o.prefetch > MaxPrefetch:
+		return nil, fmt.Errorf("queue: new worker of %q: prefetch %d: must be between 0 and %d", g.name, o.prefetch, MaxPrefetch)
+	case o.lease < 10*time.Millisecond || o.lease > MaxLease:
+		return nil, fmt.Errorf("queue: new worker of %q: lease %v: must be between 10ms and %v", g.name, o.lease, MaxLease)
 	case o.grace < 0:
 		return nil, fmt.Errorf("queue: new worker of %q: grace %v: must not be negative", g.name, o.grace)
-	case o.base < time.Millisecond || o.max < o.base:
-		return nil, fmt.Errorf("queue: new worker of %q: backoff %v..%v: want 1ms <= base <= max", g.name, o.base, o.max)
+	case o.base < time.Millisecond || o.max < o.base || o.max > MaxDelay:
+		return nil, fmt.Errorf("queue: new worker of %q: backoff %v..%v: want 1ms <= base <= max <= %v", g.name, o.base, o.max, MaxDelay)
 	}
 	if o.logger == nil {
-		o.logger = slog.New(slog.DiscardHandler)
+		o.logger = slog.Default()
 	}
 	return &Worker{g: g, o: o, handlers: map[string]Handler{}}, nil
 }
 
 // Handle registers h for the tasks called name, replacing any handler of
-// that name. It returns an error if name is empty or h is nil. Handlers
+// that name. It returns an error if name is empty or h cannot run (nil, a
+// nil [HandlerFunc] or pointer, a [Typed] of a nil func). Handlers
 // registered while [Worker.Run] runs count from its next run.
 func (w *Worker) Handle(name string, h Handler) error {
-	switch {
-	case name == "":
+	if name == "" {
 		return errors.New("queue: handle: task name: empty name")
-	case h == nil:
-		return fmt.Errorf("queue: handle %q: nil handler", name)
+	}
+	if err := checkHandler(h); err != nil {
+		return fmt.Errorf("queue: handle %q: %w", name, err)
 	}
 	w.mu.Lock()
 	w.handlers[name] = h
@@ -160,24 +199,32 @@ func (w *Worker) Handle(name string, h Handler) error {
 }
 
 // Run takes tasks from the worker's queues and runs them until ctx ends,
-// then shuts down gracefully: it stops taking tasks, lets the running ones
-// finish within the grace period ([Grace]), then cancels their contexts
-// and gives the unfinished ones back to the front of their queues (no
-// attempt counted). It returns nil then.
+// then shuts down gracefully: it stops taking tasks, gives the prefetched
+// ones back, lets the running ones finish within the grace period
+// ([Grace]), then cancels their contexts and gives the unfinished ones
+// back to the front of their queues (no attempt counted). It returns nil
+// then.
 //
 // One fetch loop serves all the worker's goroutines: while a slot is free
-// it takes up to as many tasks as slots are free (at most 64) in one round
-// trip, which also acknowledges the tasks finished since the last one.
-// When the queues are empty it blocks (BLPOP) on their signal lists and the
-// group's schedule list until a task is enqueued, promoted, recovered or
-// given back, or an earlier due time is added, or until the earliest due
-// time or lease deadline it knows of (at most its lease, or 30 s); it never
-// polls. With every slot busy it still promotes the due tasks it knows of
-// when they are due (see "Scheduling" in the package doc). A heartbeat
-// extends the leases of the running tasks every lease/3, in one round trip
-// for all of them. Redis errors are logged and retried with backoff; Run
-// returns early only if it has no handler, is already running, or the
-// client was closed.
+// it takes up to as many tasks as slots are free (plus [Prefetch]; at most
+// 64) in one round trip, which also acknowledges the tasks finished since
+// the last one. When the queues are empty it blocks (BLPOP) on their
+// signal lists and the group's schedule list until a task is enqueued,
+// promoted, recovered or given back, or an earlier due time is added, or
+// until the earliest due time or lease deadline it knows of (at most its
+// lease, or 30 s); it never polls. With every slot busy it still promotes
+// the due tasks it knows of when they are due (see "Scheduling" in the
+// package doc). A heartbeat extends the leases of the worker's tasks every
+// lease/3, in one round trip for all of them.
+//
+// Errors that may heal (the network, a server that is loading, failing
+// over or busy) are logged and retried with backoff, for as long as ctx
+// lasts. An error that retrying cannot heal makes Run shut down as above
+// and return it: a key of the group that holds a value the package did
+// not write (a *ria.KeyError: ria.ErrWrongType or ria.ErrCorrupt), a reply
+// this version cannot read, another server error reply (a failed script,
+// ACL or cluster configuration), or a closed client. Run also returns at
+// once an error if the worker has no handler or is already running.
 func (w *Worker) Run(ctx context.Context) error {
 	w.mu.Lock()
 	switch {
@@ -197,21 +244,28 @@ func (w *Worker) Run(ctx context.Context) error {
 		w.mu.Unlock()
 	}()
 
+	id := uuid.NewString()
 	r := &run{
-		w:        w,
-		g:        w.g,
-		log:      w.o.logger.With("group", w.g.name),
-		handlers: handlers,
-		base:     context.WithoutCancel(ctx),
-		wakeKey:  w.g.keys.wake + uuid.NewString(),
-		outcomes: make(chan outcome, w.o.concurrency),
-		jobs:     map[jobKey]*job{},
-		free:     w.o.concurrency,
+		w:         w,
+		g:         w.g,
+		log:       w.o.logger.With("group", w.g.name),
+		handlers:  handlers,
+		base:      context.WithoutCancel(ctx),
+		wakeKey:   w.g.keys.wake + id,
+		recordKey: w.g.keys.took + id,
+		outcomes:  make(chan outcome, w.o.concurrency),
+		fatal:     make(chan error, 1),
+		jobs:      map[jobKey]*job{},
+		free:      w.o.concurrency,
+		token:     script.Nonce(),
 	}
 	hbCtx, stopHB := context.WithCancel(r.base)
 	hbDone := make(chan struct{})
 	go func() { defer close(hbDone); r.heartbeat(hbCtx) }()
 	err := r.fetch(ctx)
+	if err != nil {
+		r.log.Error("queue: worker stopping: an error that retrying cannot heal", "err", err)
+	}
 	r.shutdown()
 	stopHB()
 	<-hbDone
@@ -219,6 +273,29 @@ func (w *Worker) Run(ctx context.Context) error {
 		return fmt.Errorf("queue: run worker of %q: %w", w.g.name, err)
 	}
 	return nil
+}
+
+// permanent reports whether err will not heal by retrying (see
+// [Worker.Run]).
+func permanent(err error) bool {
+	var (
+		kerr *ria.KeyError
+		merr *malformedError
+		rerr redis.Error
+	)
+	switch {
+	case errors.As(err, &kerr), errors.As(err, &merr), errors.Is(err, redis.ErrClosed):
+		return true
+	case !errors.As(err, &rerr) || wait.Transient(err):
+		return false
+	}
+	msg := rerr.Error()
+	code, _, _ := strings.Cut(msg, " ")
+	switch code {
+	case "OOM", "MISCONF", "NOREPLICAS", "MOVED", "ASK", "NOSCRIPT":
+		return false // memory freed, disk fixed, replicas back, slots moved
+	}
+	return !strings.Contains(msg, "max number of clients")
 }
 
 // jobKey identifies one run of a task: a task whose lease expired may be
@@ -233,30 +310,38 @@ type job struct {
 	cancel context.CancelCauseFunc
 
 	// Guarded by run.mu.
-	expiry time.Time // when the lease ends at the latest, by the local clock
-	done   bool      // the handler returned
+	expiry  time.Time // when the lease ends at the latest, by the local clock
+	started bool      // its handler was started
+	lost    bool      // its lease was lost before it started: never start it
+	done    bool      // the handler returned (or it never runs)
 }
 
 // run is the state of one [Worker.Run].
 type run struct {
-	w        *Worker
-	g        *Group
-	log      *slog.Logger
-	handlers map[string]Handler
-	base     context.Context // Run's ctx without its cancellation
-	wakeKey  string
-	outcomes chan outcome // from the handlers' goroutines
+	w         *Worker
+	g         *Group
+	log       *slog.Logger
+	handlers  map[string]Handler
+	base      context.Context // Run's ctx without its cancellation
+	wakeKey   string
+	recordKey string
+	outcomes  chan outcome // from the handlers' goroutines
+	fatal     chan error   // a permanent error of the heartbeat
 
 	// Owned by the fetch loop (then by shutdown).
-	free    int       // slots without a running handler
-	pending []outcome // outcomes not yet settled on the server
+	free     int       // slots without a running handler
+	buffer   []*job    // taken and not started (prefetch), in take order
+	pending  []outcome // outcomes not yet settled on the server
+	token    string    // the lease token of the next take
+	unknown  bool      // the last take failed: it may have taken tasks; token is its
+	unknownT time.Time // when the take with token was first sent
 
 	mu   sync.Mutex
 	jobs map[jobKey]*job // taken and not settled
 }
 
-// fetch is the fetch loop; it returns when ctx ends (nil) or the client is
-// closed.
+// fetch is the fetch loop; it returns when ctx ends (nil) or on an error
+// that retrying cannot heal.
 //
 // Due times: a take that asks for them (the first after a wait for work,
 // and every take that promotes) learns the first due time in delayed. The
@@ -266,6 +351,11 @@ type run struct {
 // every maintainEvery). A due time added later that is earlier than every
 // delayed one wakes an idle worker through the group's schedule list (see
 // common.lua), which then takes and learns it.
+//
+// Lost replies: a take whose reply is lost is re-sent by go-redis; if every
+// re-send fails too, the loop sends it again with the same lease token (as
+// long as that is well within the lease), and take.lua hands out the tasks
+// the first run took.
 func (r *run) fetch(ctx context.Context) error {
 	var (
 		backoff    time.Duration
@@ -274,8 +364,8 @@ func (r *run) fetch(ctx context.Context) error {
 		due        time.Time // the first due time learned (local clock); zero: none
 	)
 	retry := func(op string, err error) error {
-		if errors.Is(err, redis.ErrClosed) {
-			return err
+		if permanent(err) {
+			return fmt.Errorf("%s: %w", op, err)
 		}
 		backoff = min(max(2*backoff, 10*time.Millisecond), 2*time.Second)
 		level := slog.LevelError
@@ -283,27 +373,51 @@ func (r *run) fetch(ctx context.Context) error {
 			level = slog.LevelWarn
 		}
 		r.log.Log(r.base, level, "queue: "+op+" failed; retrying", "err", err, "backoff", backoff)
-		_ = wait.Sleep(ctx, wait.Jitter(backoff))
+		t := time.NewTimer(wait.Jitter(backoff))
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		case err := <-r.fatal:
+			return err
+		}
 		return nil
 	}
 	for ctx.Err() == nil {
 		r.drain()
-		k := min(r.free, maxTake)
-		if k == 0 && !r.full(ctx, due, maintained) {
+		select {
+		case err := <-r.fatal:
+			return err
+		default:
+		}
+		k := r.want()
+		if k == 0 && !r.unknown && !r.full(ctx, due, maintained) {
 			continue
 		}
-		// With k == 0 the due time has come while every slot is busy: a take
-		// of no task promotes.
+		if ctx.Err() != nil {
+			break
+		}
+		// With k == 0 the due time has come while every slot is busy (or a
+		// failed take is sent again): a take of no task promotes.
 		sent := time.Now()
+		if r.unknown && sent.Sub(r.unknownT) > r.w.o.lease/2 {
+			// Its tasks, if any, come back when their leases expire.
+			r.unknown, r.token = false, script.Nonce()
+		}
+		if !r.unknown {
+			r.unknownT = sent
+		}
 		maintain := k == 0 || sent.Sub(maintained) >= maintainEvery
 		hint := asked || maintain
-		tasks, ws, err := r.g.take(r.base, r.w.o.queues, k, r.w.o.lease, maintain, hint, r.pending)
+		tasks, ws, err := r.g.take(r.base, r.w.o.queues, r.recordKey, k, r.w.o.lease, maintain, hint, r.token, r.pending)
 		if err != nil {
+			r.unknown = true
 			if err := retry("take", err); err != nil {
 				return err
 			}
 			continue
 		}
+		r.unknown, r.token = false, script.Nonce()
 		if maintain || len(tasks) < k {
 			maintained = sent
 		}
@@ -315,8 +429,8 @@ func (r *run) fetch(ctx context.Context) error {
 		}
 		asked = false
 		r.settled()
-		r.dispatch(tasks, sent)
-		if len(tasks) == k {
+		r.dispatch(tasks, r.unknownT)
+		if len(tasks) >= k {
 			backoff = 0
 			continue
 		}
@@ -332,9 +446,22 @@ func (r *run) fetch(ctx context.Context) error {
 	return nil
 }
 
+// want returns how many tasks to take now: as many as fill the free slots
+// and the prefetch buffer, if a slot has nothing to run or, with prefetch,
+// half of the buffer has started; else 0.
+func (r *run) want() int {
+	p := r.w.o.prefetch
+	room := r.free + p - len(r.buffer)
+	if r.free > len(r.buffer) || (p > 0 && room >= (p+1)/2) {
+		return min(room, maxTake)
+	}
+	return 0
+}
+
 // full waits, while every slot is busy, until a handler returns (false) or
 // the first due time has come (true; but not sooner than maintainEvery
-// after the last promotion), or ctx ends (false).
+// after the last promotion), or ctx ends or a permanent error comes
+// (false).
 func (r *run) full(ctx context.Context, due, maintained time.Time) bool {
 	var timer <-chan time.Time
 	if !due.IsZero() {
@@ -353,6 +480,12 @@ func (r *run) full(ctx context.Context, due, maintained time.Time) bool {
 	case <-timer:
 		return true
 	case <-ctx.Done():
+		return false
+	case err := <-r.fatal:
+		select {
+		case r.fatal <- err: // for the loop
+		default:
+		}
 		return false
 	}
 }
@@ -384,10 +517,12 @@ func (r *run) drain() {
 }
 
 // received records the outcome of a handler that returned: its slot is
-// free, and the outcome waits to be settled.
+// free (and starts the next prefetched task), and the outcome waits to be
+// settled.
 func (r *run) received(o outcome) {
 	r.free++
 	r.pending = append(r.pending, o)
+	r.start()
 }
 
 // settled forgets the pending outcomes, which the server has applied.
@@ -400,6 +535,7 @@ func (r *run) settled() {
 		delete(r.jobs, jobKey{o.job.task.ID, o.job.token})
 	}
 	r.mu.Unlock()
+	clear(r.pending)
 	r.pending = r.pending[:0]
 }
 
@@ -410,16 +546,23 @@ func (r *run) settleNow(ctx context.Context, stop bool) error {
 	if len(r.pending) == 0 && !stop {
 		return nil
 	}
-	if err := r.g.settle(ctx, r.pending, r.wakeKey, stop, r.w.o.queues); err != nil {
+	if err := r.g.settle(ctx, r.pending, r.recordKey, r.wakeKey, stop, r.w.o.queues); err != nil {
 		return err
 	}
 	r.settled()
 	return nil
 }
 
-// dispatch starts a handler goroutine for each task taken; the take was
-// sent at sent, so the leases end after sent+lease.
+// dispatch queues the tasks taken, whose take was first sent at sent (so
+// their leases end after sent+lease), and starts as many as slots are
+// free. A task whose fields do not parse goes to the dead letters unrun.
 func (r *run) dispatch(tasks []taken, sent time.Time) {
+	r.enqueue(tasks, sent)
+	r.start()
+}
+
+// enqueue queues the tasks taken (see dispatch) without starting them.
+func (r *run) enqueue(tasks []taken, sent time.Time) {
 	for _, t := range tasks {
 		key := jobKey{t.task.ID, t.token}
 		r.mu.Lock()
@@ -434,9 +577,39 @@ func (r *run) dispatch(tasks []taken, sent time.Time) {
 		j := &job{task: t.task, token: t.token, ctx: ctx, cancel: cancel, expiry: sent.Add(r.w.o.lease)}
 		r.mu.Lock()
 		r.jobs[key] = j
+		if t.corrupt != nil {
+			j.done = true
+		}
+		r.mu.Unlock()
+		if t.corrupt != nil {
+			cancel(nil)
+			r.log.Error("queue: task fields do not parse; task sent to the dead letters unrun", "queue", t.task.Queue, "id", t.task.ID, "err", t.corrupt)
+			r.pending = append(r.pending, outcome{job: j, kind: 'd', err: errText(t.corrupt)})
+			continue
+		}
+		r.buffer = append(r.buffer, j)
+	}
+}
+
+// start starts the handlers of buffered tasks while slots are free.
+func (r *run) start() {
+	for r.free > 0 && len(r.buffer) > 0 {
+		j := r.buffer[0]
+		r.buffer[0] = nil
+		r.buffer = r.buffer[1:]
+		r.mu.Lock()
+		if j.lost {
+			delete(r.jobs, jobKey{j.task.ID, j.token})
+			r.mu.Unlock()
+			continue
+		}
+		j.started = true
 		r.mu.Unlock()
 		r.free--
 		go r.exec(j)
+	}
+	if len(r.buffer) == 0 {
+		r.buffer = nil // let the array go
 	}
 }
 
@@ -444,18 +617,20 @@ func (r *run) dispatch(tasks []taken, sent time.Time) {
 func (r *run) exec(j *job) {
 	err := r.call(j)
 	o := outcome{job: j}
+	attempts := j.task.Attempt + 1
 	switch {
 	case err == nil:
 		o.kind = 'a'
 	case errors.Is(context.Cause(j.ctx), errShutdown):
 		o.kind = 'l' // cut short by the shutdown: give it back
-	case errors.Is(err, ErrNoRetry):
-		o.kind, o.err = 'd', errText(err)
-		r.log.Warn("queue: task failed; no retry", "queue", j.task.Queue, "task", j.task.Name, "id", j.task.ID, "err", err)
+	case errors.Is(err, ErrNoRetry) || attempts > j.task.MaxRetry:
+		o.kind, o.err, o.attempts = 'd', errText(err), strconv.Itoa(attempts)
+		r.log.Warn("queue: task failed; sent to the dead letters", "queue", j.task.Queue, "task", j.task.Name, "id", j.task.ID,
+			"attempt", attempts, "max_retry", j.task.MaxRetry, "err", err)
 	default:
-		o.kind, o.err, o.backoff = 'r', errText(err), r.backoff(j.task.Attempt)
+		o.kind, o.err, o.attempts, o.backoff = 'r', errText(err), strconv.Itoa(attempts), r.backoff(j.task.Attempt)
 		r.log.Warn("queue: task failed", "queue", j.task.Queue, "task", j.task.Name, "id", j.task.ID,
-			"attempt", j.task.Attempt+1, "max_retry", j.task.MaxRetry, "err", err)
+			"attempt", attempts, "max_retry", j.task.MaxRetry, "err", err)
 	}
 	j.cancel(nil)
 	// Under mu, so that shutdown finds the outcome of every job marked done
@@ -508,7 +683,7 @@ func (r *run) backoff(attempt int) time.Duration {
 // idle waits, without polling, up to block until a queue of the worker gets
 // a task or an idle worker of the group is asked to take again (schedule),
 // or ctx ends. Outcomes of the handlers still running are settled as they
-// come.
+// come (and prefetched tasks started).
 //
 // The BLPOP runs in its own goroutine (go-redis does not interrupt a
 // blocked read). When ctx ends, idle ends it by pushing to the worker's own
@@ -537,8 +712,15 @@ func (r *run) idle(ctx context.Context, block time.Duration) error {
 			r.received(o)
 			r.drain()
 			if err := r.settleNow(r.base, false); err != nil {
+				if permanent(err) {
+					r.endWait(done)
+					return fmt.Errorf("settle: %w", err)
+				}
 				r.log.Warn("queue: settle failed; it will go with the next take", "err", err)
 			}
+		case err := <-r.fatal:
+			r.endWait(done)
+			return err
 		case <-ctx.Done():
 			r.endWait(done)
 			return nil
@@ -562,10 +744,12 @@ func (r *run) endWait(done <-chan error) {
 			break
 		}
 		r.log.Warn("queue: ending the blocked wait failed", "err", err, "attempt", attempt+1)
+		t := time.NewTimer(wait.Jitter(time.Duration(attempt+1) * 100 * time.Millisecond))
 		select {
 		case <-done:
+			t.Stop()
 			return
-		case <-time.After(wait.Jitter(time.Duration(attempt+1) * 100 * time.Millisecond)):
+		case <-t.C:
 		}
 	}
 	<-done
@@ -601,11 +785,17 @@ func (r *run) beat(ctx context.Context, timeout time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err != nil {
+		if permanent(err) {
+			select {
+			case r.fatal <- fmt.Errorf("heartbeat: %w", err):
+			default:
+			}
+		}
 		r.log.Warn("queue: heartbeat failed", "err", err)
 		for _, j := range jobs {
 			if !j.done && time.Now().After(j.expiry) {
 				r.log.Warn("queue: lease ran out during a Redis outage", "task", j.task.Name, "id", j.task.ID)
-				j.cancel(ErrLeaseLost)
+				r.lose(j)
 			}
 		}
 		return
@@ -615,17 +805,37 @@ func (r *run) beat(ctx context.Context, timeout time.Duration) {
 			j.expiry = sent.Add(r.w.o.lease)
 			continue
 		}
-		if _, ok := r.jobs[jobKey{j.task.ID, j.token}]; ok && !j.done {
+		if _, ok := r.jobs[jobKey{j.task.ID, j.token}]; ok && !j.done && !j.lost {
 			r.log.Warn("queue: lease lost; cancelling the task", "task", j.task.Name, "id", j.task.ID)
-			j.cancel(ErrLeaseLost)
+			r.lose(j)
 		}
 	}
 }
 
-// shutdown lets the running handlers finish within the grace period, then
-// cancels them and gives their tasks back, and settles every outcome.
+// lose gives up job j, whose lease is lost: a running handler's context is
+// cancelled; a prefetched task is never started. Called with r.mu held.
+func (r *run) lose(j *job) {
+	j.cancel(ErrLeaseLost)
+	if !j.started {
+		j.lost = true
+		delete(r.jobs, jobKey{j.task.ID, j.token})
+	}
+}
+
+// shutdown gives the prefetched tasks back, lets the running handlers
+// finish within the grace period, then cancels them and gives their tasks
+// back, and settles every outcome.
 func (r *run) shutdown() {
+	r.giveBack()
 	running := func() int { return r.w.o.concurrency - r.free }
+	if running() > 0 && len(r.pending) > 0 {
+		// Give the prefetched tasks back now, for other workers to run.
+		ctx, cancel := context.WithTimeout(r.base, 2*time.Second)
+		if err := r.settleNow(ctx, false); err != nil {
+			r.log.Warn("queue: settle failed", "err", err)
+		}
+		cancel()
+	}
 	if running() > 0 {
 		r.log.Debug("queue: stopping; letting the running tasks finish", "running", running(), "grace", r.w.o.grace)
 		grace := time.NewTimer(r.w.o.grace)
@@ -675,6 +885,18 @@ func (r *run) shutdown() {
 		}
 		r.mu.Unlock()
 	}
+	if r.unknown {
+		// The last take failed: ask again for the tasks it may have taken,
+		// and give them back.
+		ctx, cancel := context.WithTimeout(r.base, 2*time.Second)
+		tasks, _, err := r.g.take(ctx, r.w.o.queues, r.recordKey, 0, r.w.o.lease, false, false, r.token, r.pending)
+		cancel()
+		if err == nil {
+			r.settled()
+			r.enqueue(tasks, r.unknownT)
+			r.giveBack()
+		}
+	}
 	var err error
 	for attempt := range 5 {
 		ctx, cancel := context.WithTimeout(r.base, 2*time.Second)
@@ -692,4 +914,22 @@ func (r *run) shutdown() {
 		r.log.Warn("queue: passing on wake tokens at shutdown failed", "err", err)
 	}
 	r.log.Debug("queue: stopped")
+}
+
+// giveBack turns the buffered tasks into releases, last first, so that
+// pushed to the front of their queues one by one they keep their order.
+func (r *run) giveBack() {
+	r.mu.Lock()
+	for i := len(r.buffer) - 1; i >= 0; i-- {
+		j := r.buffer[i]
+		if j.lost {
+			delete(r.jobs, jobKey{j.task.ID, j.token})
+			continue
+		}
+		j.done = true
+		j.cancel(errShutdown)
+		r.pending = append(r.pending, outcome{job: j, kind: 'l'})
+	}
+	r.mu.Unlock()
+	r.buffer = nil
 }

@@ -18,6 +18,10 @@ import (
 	"github.com/ria-go/ria/queue"
 )
 
+// discard is a logger that logs nowhere, for workers whose failures are
+// the test.
+var discard = slog.New(slog.DiscardHandler)
+
 // started is a running Worker.Run.
 type started struct {
 	cancel context.CancelFunc
@@ -191,7 +195,8 @@ func TestWorker_roundTrips(t *testing.T) {
 				producer := newGroupNamed(t, b, b.Client, name)
 				c, count := b.NewClient()
 				g := newGroupNamed(t, b, c, name)
-				w := newWorker(t, g, queue.Concurrency(tc.concurrency))
+				// A long lease: no heartbeat lands in the counted rounds.
+				w := newWorker(t, g, queue.Concurrency(tc.concurrency), queue.Lease(10*time.Minute))
 				var processed atomic.Int64
 				handle(t, w, "t", func(context.Context, *queue.Task) error { processed.Add(1); return nil })
 				start(t, w)
@@ -479,7 +484,9 @@ func TestWorker_heartbeat(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		g := newGroup(t, b, b.Client)
-		const lease = 300 * time.Millisecond
+		// Heartbeats every lease/3: a stall of the heartbeat goroutine of
+		// up to 2/3 of the lease (on a loaded machine) is harmless.
+		const lease = time.Second
 		w := newWorker(t, g, queue.Lease(lease))
 		var runs atomic.Int64
 		running, finish := make(chan struct{}, 1), make(chan struct{})
@@ -493,7 +500,7 @@ func TestWorker_heartbeat(t *testing.T) {
 		require.NoError(t, err)
 		start(t, w)
 		receive(t, running)
-		for range 6 { // 900ms: three leases
+		for range 6 { // three leases
 			b.FastForward(lease / 2)
 			require.Eventually(t, func() bool {
 				runs, err := b.Client.ZRangeWithScores(ctx, key(b, "inflight"), 0, -1).Result()
@@ -538,7 +545,9 @@ func TestWorker_leaseLost(t *testing.T) {
 		require.Len(t, runs, 1)
 		_, err = b.Client.TxPipelined(ctx, func(p redis.Pipeliner) error {
 			p.ZRem(ctx, key(b, "inflight"), runs[0].Member)
-			p.ZAdd(ctx, key(b, "inflight"), redis.Z{Member: id + ":999999", Score: runs[0].Score})
+			// Far in the future: the other run's lease does not expire and
+			// come back to this worker while the test looks.
+			p.ZAdd(ctx, key(b, "inflight"), redis.Z{Member: id + ":other", Score: far})
 			return nil
 		})
 		require.NoError(t, err)
@@ -633,7 +642,8 @@ func TestWorker_pickup(t *testing.T) {
 		ctx := t.Context()
 		producer := newGroup(t, b, b.Client)
 		c, count := b.NewClient()
-		w := newWorker(t, newGroup(t, b, c), queue.Queues("high", "default"))
+		// A long lease: no heartbeat lands in the counted rounds.
+		w := newWorker(t, newGroup(t, b, c), queue.Queues("high", "default"), queue.Lease(10*time.Minute))
 		picked := make(chan time.Time, 1)
 		handle(t, w, "t", func(context.Context, *queue.Task) error { picked <- time.Now(); return nil })
 		start(t, w)

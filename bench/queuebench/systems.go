@@ -39,14 +39,20 @@ type library struct {
 	open func(rdb *redis.Client, prefix, tag string) (system, error)
 }
 
-func libraries() []library {
+func libraries(prefetch int) []library {
 	return []library{
 		{
 			name: "ria",
 			note: "ria/queue (this repository): Enqueue = 1 script; prefill with EnqueueBatch(500); one Worker of Concurrency(c), " +
 				"Lease 30s; its fetch loop takes up to min(free slots, 64) tasks per script call, and that call also acknowledges " +
 				"the tasks finished since the last one; an idle worker blocks in BLPOP",
-			open: openRia,
+			open: openRia(0),
+		},
+		{
+			name: fmt.Sprintf("ria prefetch %d", prefetch),
+			note: fmt.Sprintf("the same with Prefetch(%d): a take brings up to free slots + %d tasks (at most 64), kept leased "+
+				"until a slot frees, and the worker takes again when half of them have started", prefetch, prefetch),
+			open: openRia(prefetch),
 		},
 		{
 			name: "asynq",
@@ -62,20 +68,22 @@ func libraries() []library {
 // ---- ria ----
 
 type riaSystem struct {
-	rdb  *redis.Client
-	g    *queue.Group
-	jobs []queue.Job
+	rdb      *redis.Client
+	g        *queue.Group
+	prefetch int
 
 	cancel context.CancelFunc
 	done   chan error
 }
 
-func openRia(rdb *redis.Client, prefix, tag string) (system, error) {
-	g, err := queue.New(rdb, tag, queue.WithPrefix(prefix))
-	if err != nil {
-		return nil, err
+func openRia(prefetch int) func(rdb *redis.Client, prefix, tag string) (system, error) {
+	return func(rdb *redis.Client, prefix, tag string) (system, error) {
+		g, err := queue.New(rdb, tag, queue.WithPrefix(prefix))
+		if err != nil {
+			return nil, err
+		}
+		return &riaSystem{rdb: rdb, g: g, prefetch: prefetch}, nil
 	}
-	return &riaSystem{rdb: rdb, g: g}, nil
 }
 
 func (s *riaSystem) enqueue(ctx context.Context, p []byte) error {
@@ -99,7 +107,7 @@ func (s *riaSystem) prefill(ctx context.Context, n int) error {
 }
 
 func (s *riaSystem) start(concurrency int, ran func()) error {
-	w, err := queue.NewWorker(s.g, queue.Concurrency(concurrency))
+	w, err := queue.NewWorker(s.g, queue.Concurrency(concurrency), queue.Prefetch(s.prefetch))
 	if err != nil {
 		return err
 	}

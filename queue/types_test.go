@@ -1,0 +1,218 @@
+package queue_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ria-go/ria"
+	"github.com/ria-go/ria/internal/redistest"
+	"github.com/ria-go/ria/queue"
+)
+
+// Roles of the group's keys, as a *ria.KeyError names them.
+const (
+	roleTasks    = "queue tasks"
+	roleDelayed  = "queue delayed set"
+	roleInflight = "queue in-flight set"
+	roleDead     = "queue dead set"
+	roleReady    = "queue ready list"
+	roleSignal   = "queue signal list"
+	roleSchedule = "queue schedule list"
+	roleRecord   = "queue take record"
+	roleWake     = "queue wake list"
+)
+
+// far is a score (server Unix ms) far in the future: a due time or lease
+// deadline that does not pass during a test.
+const far = 9e12
+
+// put writes task id of queue q (max retries m) straight into the tasks
+// hash.
+func put(t *testing.T, b *redistest.Backend, id, q string, m int) {
+	t.Helper()
+	require.NoError(t, b.Client.HSet(t.Context(), key(b, "tasks"), id, queue.Pack(q, "t", m, "", []byte(`1`))).Err())
+}
+
+func zadd(t *testing.T, b *redistest.Backend, part string, score float64, member string) {
+	t.Helper()
+	require.NoError(t, b.Client.ZAdd(t.Context(), key(b, part), redis.Z{Score: score, Member: member}).Err())
+}
+
+// Every script-backed operation checks the type of every key it relies
+// on, the lists it finds through a task's queue included, before its first
+// write: a key of another type makes it fail with a *ria.KeyError naming
+// the key and its role, and change nothing (Enqueue leaves no task fields
+// behind).
+func TestGroup_wrongTypes(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		g := newGroup(t, b, b.Client)
+		k := func(part, typ, role string) redistest.KeyRole {
+			return redistest.KeyRole{Key: key(b, part), Type: typ, Role: role}
+		}
+		nothing := func() {}
+		t.Run("Enqueue", func(t *testing.T) {
+			b.CheckWrongTypes(t, nothing, func() error { _, err := g.Enqueue(ctx, "default", "t", 1); return err },
+				k("tasks", "hash", roleTasks), k("ready:default", "list", roleReady), k("signal:default", "list", roleSignal))
+		})
+		t.Run("Enqueue with an ID", func(t *testing.T) {
+			b.CheckWrongTypes(t, nothing, func() error { _, err := g.Enqueue(ctx, "default", "t", 1, queue.ID("x")); return err },
+				k("tasks", "hash", roleTasks), k("ready:default", "list", roleReady), k("signal:default", "list", roleSignal))
+		})
+		t.Run("Enqueue delayed", func(t *testing.T) {
+			b.CheckWrongTypes(t, nothing, func() error { _, err := g.Enqueue(ctx, "default", "t", 1, queue.Delay(time.Hour)); return err },
+				k("tasks", "hash", roleTasks), k("delayed", "zset", roleDelayed), k("schedule", "list", roleSchedule))
+		})
+		t.Run("EnqueueBatch", func(t *testing.T) {
+			b.CheckWrongTypes(t, nothing, func() error {
+				_, err := g.EnqueueBatch(ctx, []queue.Job{
+					{Queue: "a", Name: "t", Options: []queue.EnqueueOption{queue.ID("x")}},
+					{Queue: "b", Name: "t"},
+					{Queue: "a", Name: "t", Options: []queue.EnqueueOption{queue.Delay(time.Hour)}},
+				})
+				return err
+			}, k("tasks", "hash", roleTasks), k("ready:a", "list", roleReady), k("signal:a", "list", roleSignal),
+				k("ready:b", "list", roleReady), k("signal:b", "list", roleSignal), k("delayed", "zset", roleDelayed),
+				k("schedule", "list", roleSchedule))
+		})
+		t.Run("Cancel", func(t *testing.T) {
+			b.CheckWrongTypes(t, func() { put(t, b, "c", "default", 5); zadd(t, b, "delayed", far, "c") },
+				func() error { return g.Cancel(ctx, "c") },
+				k("delayed", "zset", roleDelayed), k("tasks", "hash", roleTasks))
+		})
+		t.Run("Requeue", func(t *testing.T) {
+			b.CheckWrongTypes(t, func() { put(t, b, "d", "default", 5); zadd(t, b, "dead", 1, "d") },
+				func() error { return g.Requeue(ctx, "d") },
+				k("dead", "zset", roleDead), k("tasks", "hash", roleTasks), k("ready:default", "list", roleReady),
+				k("signal:default", "list", roleSignal))
+		})
+		t.Run("Promote", func(t *testing.T) {
+			b.CheckWrongTypes(t, func() { put(t, b, "p", "default", 5); zadd(t, b, "delayed", 1, "p") },
+				func() error { _, err := g.Promote(ctx); return err },
+				k("delayed", "zset", roleDelayed), k("tasks", "hash", roleTasks), k("ready:default", "list", roleReady),
+				k("signal:default", "list", roleSignal))
+		})
+		t.Run("Recover", func(t *testing.T) {
+			b.CheckWrongTypes(t, func() {
+				put(t, b, "x", "default", 5)
+				put(t, b, "y", "other", 0) // no retry left: dead
+				zadd(t, b, "inflight", 1, "x:tok")
+				zadd(t, b, "inflight", 1, "y:tok")
+			}, func() error { _, err := g.Recover(ctx); return err },
+				k("inflight", "zset", roleInflight), k("tasks", "hash", roleTasks), k("dead", "zset", roleDead),
+				k("ready:default", "list", roleReady), k("signal:default", "list", roleSignal))
+		})
+		t.Run("Dead", func(t *testing.T) {
+			b.CheckWrongTypes(t, func() { put(t, b, "d", "default", 5); zadd(t, b, "dead", 1, "d") },
+				func() error { _, err := g.Dead(ctx, 0, 10); return err },
+				k("dead", "zset", roleDead), k("tasks", "hash", roleTasks))
+		})
+		// A worker's take settles outcomes (a release to queue "other", a
+		// retry), promotes a due task, recovers an expired lease (no retry
+		// left: dead) and takes.
+		takeState := func() {
+			_, err := g.Enqueue(ctx, "default", "t", 1)
+			require.NoError(t, err)
+			put(t, b, "p", "default", 5)
+			zadd(t, b, "delayed", 1, "p")
+			put(t, b, "x", "default", 0)
+			zadd(t, b, "inflight", 1, "x:tok")
+			for _, id := range []string{"l", "r"} {
+				put(t, b, id, "other", 5)
+				zadd(t, b, "inflight", far, id+":tok")
+			}
+		}
+		outcomes := []queue.Outcome{{ID: "l", Token: "tok", Kind: 'l'}, {ID: "r", Token: "tok", Kind: 'r', Attempts: "1", Backoff: time.Hour, Err: "e"}}
+		t.Run("take", func(t *testing.T) {
+			b.CheckWrongTypes(t, takeState, func() error {
+				_, _, err := g.TakeRuns(ctx, "w", []string{"default"}, 3, time.Minute, queue.Nonce(), outcomes...)
+				return err
+			}, k("tasks", "hash", roleTasks), k("delayed", "zset", roleDelayed), k("inflight", "zset", roleInflight),
+				k("dead", "zset", roleDead), k("schedule", "list", roleSchedule), k("took:w", "string", roleRecord),
+				k("ready:default", "list", roleReady), k("signal:default", "list", roleSignal),
+				k("ready:other", "list", roleReady), k("signal:other", "list", roleSignal))
+		})
+		t.Run("settle", func(t *testing.T) {
+			settleState := func() {
+				takeState()
+				for _, id := range []string{"a", "d"} {
+					put(t, b, id, "default", 5)
+					zadd(t, b, "inflight", far, id+":tok")
+				}
+			}
+			all := append([]queue.Outcome{{ID: "a", Token: "tok", Kind: 'a'}, {ID: "d", Token: "tok", Kind: 'd', Attempts: "1", Err: "e"}}, outcomes...)
+			b.CheckWrongTypes(t, settleState, func() error {
+				return g.SettleForTest(ctx, "w", []string{"default"}, all...)
+			}, k("tasks", "hash", roleTasks), k("delayed", "zset", roleDelayed), k("inflight", "zset", roleInflight),
+				k("dead", "zset", roleDead), k("schedule", "list", roleSchedule), k("took:w", "string", roleRecord),
+				k("wake:w", "list", roleWake), k("ready:default", "list", roleReady), k("signal:default", "list", roleSignal),
+				k("ready:other", "list", roleReady), k("signal:other", "list", roleSignal))
+		})
+		t.Run("Stats", func(t *testing.T) {
+			b.CheckWrongTypes(t, nothing, func() error { _, err := g.Stats(ctx, "default"); return err },
+				k("ready:default", "list", roleReady), k("delayed", "zset", roleDelayed), k("inflight", "zset", roleInflight),
+				k("dead", "zset", roleDead))
+		})
+		t.Run("extend", func(t *testing.T) {
+			b.CheckWrongTypes(t, func() { zadd(t, b, "inflight", far, "x:tok") },
+				func() error { _, err := g.ExtendForTest(ctx, time.Minute, [2]string{"x", "tok"}); return err },
+				k("inflight", "zset", roleInflight))
+		})
+	})
+}
+
+// A value the scripts parse that someone else wrote (a task's packed
+// fields, its failed attempts) makes the call fail with a *ria.KeyError
+// matching ria.ErrCorrupt, naming the key and the field, and change
+// nothing.
+func TestGroup_corruptValues(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		g := newGroup(t, b, b.Client)
+		check := func(name, field string, setup func(), call func() error) {
+			t.Helper()
+			b.Flush()
+			setup()
+			before := b.Snapshot()
+			err := call()
+			var kerr *ria.KeyError
+			if assert.ErrorAs(t, err, &kerr, name) {
+				assert.ErrorIs(t, err, ria.ErrCorrupt, name)
+				assert.Equal(t, key(b, "tasks"), kerr.Key, name)
+				assert.Equal(t, roleTasks+" field "+field, kerr.Role, name)
+			}
+			assert.Equal(t, before, b.Snapshot(), "%s: nothing changed", name)
+		}
+		garbage := func(id string) {
+			require.NoError(t, b.Client.HSet(ctx, key(b, "tasks"), id, "not a task").Err())
+		}
+		check("Promote", "p", func() { garbage("p"); zadd(t, b, "delayed", 1, "p") },
+			func() error { _, err := g.Promote(ctx); return err })
+		check("Requeue", "d", func() { garbage("d"); zadd(t, b, "dead", 1, "d") },
+			func() error { return g.Requeue(ctx, "d") })
+		check("Recover", "x:a", func() {
+			put(t, b, "x", "default", 5)
+			require.NoError(t, b.Client.HSet(ctx, key(b, "tasks"), "x:a", "many").Err())
+			zadd(t, b, "inflight", 1, "x:tok")
+		}, func() error { _, err := g.Recover(ctx); return err })
+		check("release", "l", func() { garbage("l"); zadd(t, b, "inflight", far, "l:tok") },
+			func() error { return g.SettleForTest(ctx, "w", nil, queue.Outcome{ID: "l", Token: "tok", Kind: 'l'}) })
+
+		// A take pops a ready task before it can read it: it hands the
+		// corrupt task out, and the worker sends it to the dead letters
+		// unrun (see TestWorker_corruptTask).
+		b.Flush()
+		garbage("c")
+		require.NoError(t, b.Client.RPush(ctx, key(b, "ready:default"), "c").Err())
+		_, _, err := g.TakeRuns(ctx, "w", []string{"default"}, 1, time.Minute, queue.Nonce())
+		assert.ErrorContains(t, err, `corrupt task "c"`)
+		assert.False(t, errors.Is(err, queue.ErrNotFound))
+	})
+}
+
+func redisZ(score float64, member string) redis.Z { return redis.Z{Score: score, Member: member} }
