@@ -1,15 +1,25 @@
 -- addfunds.lua: deposit money on a user's account, counting it into the
--- market's money supply.
+-- market's money supply. Run as a once-script: a re-send of the same call
+-- is answered from the record of its first run.
 -- KEYS[1] user HASH (name, funds)   KEYS[2] money STRING (sum of deposits)
--- ARGV[1] amount, an integer > 0
--- returns the user's funds after the deposit (a string, exact), or nil for
--- an unknown user (nothing written)
+-- ARGV[1] amount, an integer in [1, ARGV[2]]
+-- ARGV[2] the most the money supply may reach (MaxFunds, 2^53)
+-- returns {1, funds after the deposit}, {0, 0} unknown user, or
+-- {-1, money supply} the deposit would take the supply past ARGV[2]
+-- (nothing written unless the code is 1)
+-- check_int checks the money key's type too.
+local bad = check_types({KEYS[1], 'hash', 'market user'})
+if bad then return bad end
+bad = check_int(KEYS[2], 'market money') or check_hint(KEYS[1], 'funds', 'market user')
+if bad then return bad end
 if redis.call('exists', KEYS[1]) == 0 then
-  return nil
+  return {0, 0}
 end
--- The first write: if the supply would overflow, the error aborts the
--- script before anything is written. A balance never exceeds the supply,
--- so the HINCRBY below cannot overflow.
+local supply = tonumber(redis.call('get', KEYS[2]) or '0')
+if supply > tonumber(ARGV[2]) - tonumber(ARGV[1]) then
+  return {-1, supply}
+end
+-- A balance never exceeds the supply, which stays within 2^53: neither
+-- increment can overflow.
 redis.call('incrby', KEYS[2], ARGV[1])
-redis.call('hincrby', KEYS[1], 'funds', ARGV[1])
-return redis.call('hget', KEYS[1], 'funds')
+return {1, redis.call('hincrby', KEYS[1], 'funds', ARGV[1])}

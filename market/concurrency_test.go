@@ -75,10 +75,21 @@ func trade(t *testing.T, b *redistest.Backend, v variant) {
 	case v.name == "mixed":
 		target = 500 // beyond the per-variant runs; keeps the package fast
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	// The run is bounded by its work (target purchases), not by time: on a
+	// loaded machine (the whole suite with -race beside three busy loops)
+	// 2000 BuyLocked purchases, each several round trips serialised by the
+	// market lock, took more than the 20 s this used to allow, and the
+	// traders queued for the lock then failed with "not obtained: context
+	// deadline exceeded". The deadline and each call's WithTimeout only
+	// bound a hang; the slowest purchase call is logged (a market lock
+	// stranded until its TTL would show as a call of 5 s or more).
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 	other, _ := b.NewClient()
-	markets := []*market.Market{newMarket(t, b, b.Client, v.name), newMarket(t, b, other, v.name)}
+	markets := []*market.Market{
+		newMarket(t, b, b.Client, v.name, market.WithTimeout(time.Minute)),
+		newMarket(t, b, other, v.name, market.WithTimeout(time.Minute)),
+	}
 	m := markets[0]
 
 	lg := &ledger{listed: map[string]int{}, bought: map[string]int{}, funds: map[string]int64{}}
@@ -97,7 +108,7 @@ func trade(t *testing.T, b *redistest.Backend, v variant) {
 		}
 	}
 
-	var done, attempts, misses atomic.Int64
+	var done, attempts, misses, slowest atomic.Int64
 	errs := make(chan error, traders)
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -106,7 +117,7 @@ func trade(t *testing.T, b *redistest.Backend, v variant) {
 			mk := markets[g%len(markets)]
 			rng := rand.New(rand.NewPCG(uint64(g), uint64(time.Now().UnixNano())))
 			for done.Load() < target {
-				if err := tradeOnce(ctx, mk, v.buy, me, &holds[g], rng, lg, &done, &attempts, &misses); err != nil {
+				if err := tradeOnce(ctx, mk, v.buy, me, &holds[g], rng, lg, &done, &attempts, &misses, &slowest); err != nil {
 					errs <- fmt.Errorf("trader %s: %w", me, err)
 					cancel()
 					return
@@ -119,8 +130,9 @@ func trade(t *testing.T, b *redistest.Backend, v variant) {
 	for err := range errs {
 		assert.NoError(t, err)
 	}
-	t.Logf("%s: %d purchases (%d attempts, %d missed: sold meanwhile, too dear, or no funds) by %d traders on 2 clients in %v",
-		v.name, done.Load(), attempts.Load(), misses.Load(), traders, time.Since(start).Round(time.Millisecond))
+	t.Logf("%s: %d purchases (%d attempts, %d missed: sold meanwhile, too dear, or no funds) by %d traders on 2 clients in %v; slowest purchase call %v",
+		v.name, done.Load(), attempts.Load(), misses.Load(), traders, time.Since(start).Round(time.Millisecond),
+		time.Duration(slowest.Load()).Round(time.Millisecond))
 	assert.GreaterOrEqual(t, done.Load(), target)
 
 	// Each item in exactly one place: one inventory or the market.
@@ -166,7 +178,7 @@ func trade(t *testing.T, b *redistest.Backend, v variant) {
 // another trader. A trader's inventory changes only by its own listings and
 // purchases, so it keeps track of it locally (held) instead of reading it.
 func tradeOnce(ctx context.Context, m *market.Market, buy buyFunc, me string, held *[]string, rng *rand.Rand,
-	lg *ledger, done, attempts, misses *atomic.Int64) error {
+	lg *ledger, done, attempts, misses, slowest *atomic.Int64) error {
 	for _, it := range *held {
 		list := m.List
 		if rng.IntN(2) == 0 {
@@ -190,7 +202,13 @@ func tradeOnce(ctx context.Context, m *market.Market, buy buyFunc, me string, he
 			continue
 		}
 		attempts.Add(1)
+		start := time.Now()
 		paid, err := buy(m, ctx, me, l.Seller, l.Item, l.Price)
+		for took := int64(time.Since(start)); ; {
+			if s := slowest.Load(); took <= s || slowest.CompareAndSwap(s, took) {
+				break
+			}
+		}
 		switch {
 		case err == nil:
 			// The owner may have relisted it cheaper since Listings.

@@ -33,15 +33,27 @@
 //     funds add up to [Totals].Money (every deposit ever made) and the
 //     inventories and listings hold exactly [Totals].Items items, each in one
 //     place. This holds with all variants used at once, by any number of
-//     clients.
+//     clients, and through lost replies (below).
 //   - A purchase checks, atomically with its writes, that the item is listed
 //     by that seller at no more than the buyer's limit (maxPrice: the book's
 //     check that the price did not change, relaxed to "at most"; the buyer
 //     pays the listed price) and that the buyer's funds cover it.
+//   - Nothing is half-written. Redis does not roll back a script that fails
+//     midway, nor the other commands of a MULTI/EXEC when one fails, so
+//     every operation checks, before its first write, the type of every key
+//     it writes or relies on and every value it parses (funds, the money
+//     supply, a listing's price): the scripts with check_types, check_int
+//     and check_hint, the WATCH variants with TYPE in their watched reads
+//     (every key they write is WATCHed, so the checks still hold at EXEC).
+//     A key someone else wrote makes the call fail with a *ria.KeyError
+//     naming the key and its role ([ria.ErrWrongType], [ria.ErrCorrupt])
+//     and change nothing.
 //   - Buying your own listing is refused ([ErrOwnListing]) before reaching
 //     Redis. Bad input (empty IDs, an item ID with '.', a price outside
-//     [1, [MaxPrice]], a negative deposit) is refused with an error naming
-//     it, before reaching Redis.
+//     [1, [MaxPrice]], a deposit outside [0 or 1, [MaxFunds]]) is refused
+//     with an error naming it, before reaching Redis. A deposit that would
+//     take the money supply past [MaxFunds] is refused by the script
+//     ([ErrMoneyLimit]), so no input can break a market.
 //   - Item IDs are unique within a market ([Market.AddItem] refuses a known
 //     ID): with the book's per-user item names, two users holding "ItemA"
 //     would merge into one when either bought the other's, and an item would
@@ -59,26 +71,62 @@
 // BuyWatch change the market meanwhile (they do not take the lock); the book's
 // version would then sell an item twice or overdraw the buyer.
 //
+// # Lost replies
+//
+// go-redis re-sends a command whose reply was lost or timed out (MaxRetries,
+// 3 by default), so a state-changing call may reach Redis twice. Every call
+// answers what happened:
+//
+//   - The scripts ([Market.AddUser], [Market.AddFunds], [Market.AddItem],
+//     [Market.List], [Market.Buy]) record their reply under a key of the
+//     call, <prefix>{M}:once:<nonce>, for the client's retry window; a
+//     re-send finds the record and gets the first run's answer instead of
+//     running again. A deposit is made once, a purchase is made once, and a
+//     call that succeeded never comes back as ErrUserExists, ErrItemExists,
+//     ErrNotOwned or ErrNotListed. A client with MaxRetries -1 never
+//     re-sends, and keeps no records.
+//   - The WATCH variants ([Market.ListWatch], [Market.BuyWatch],
+//     [Market.BuyLocked]): go-redis does not re-send EXEC (the transaction's
+//     connection is gone), so a lost EXEC reply leaves the outcome open.
+//     Each transaction WATCHes a record key of its own and writes it in its
+//     MULTI; the call then settles the outcome in one more round trip with
+//     SET record NX GET: the record is there if EXEC committed; if not, the
+//     SET writes it, which changes a WATCHed key, so that the EXEC, should
+//     it still reach Redis late, aborts. A transaction settled as not
+//     committed, or a transport error before EXEC (only reads had been
+//     sent), starts over, up to 4 tries within [WithTimeout].
+//   - Only when no answer comes at all (every re-send, or the settling,
+//     failed) does a call return an error wrapping [ria.ErrOutcomeUnknown]:
+//     it may or may not have taken effect; read the state back
+//     ([Market.Inventory], [Market.Funds]) before trying again. A sentinel
+//     refusal ([ErrNotListed], [ErrUserExists]...) always means nothing
+//     changed, and so does any other error that does not wrap
+//     ria.ErrOutcomeUnknown (a *ria.KeyError, ctx's error, a transport error
+//     of a WATCH variant before EXEC).
+//
 // # Limits
 //
 //   - Amounts are int64 whole units (cents, say; the book uses integers).
 //     Prices are at most [MaxPrice] = 2^53, the range in which a sorted set's
-//     float64 score is exact. The money supply (sum of all deposits) is at
-//     most 2^63-1; a deposit that would pass it fails with Redis's overflow
-//     error and writes nothing. So no balance can overflow.
+//     float64 score is exact; a price limit above it means any price. The
+//     money supply (sum of all deposits) is at most [MaxFunds] = 2^53, so
+//     every balance is too: no balance can overflow and every comparison in
+//     the scripts (Lua numbers are float64) is exact.
 //   - There is no way to withdraw money, delete a user or an item, or take a
 //     listing back; the book has none either.
 //   - One market is one hash slot of a Cluster (see below): its throughput is
 //     that of one Redis node. Shard by market name for more.
 //   - The WATCH variants watch the whole listings set, as the book does: on a
 //     busy market every purchase or listing makes every other WATCH purchase
-//     retry ([ErrContended] once the timeout passes). BuyLocked serialises
-//     the market's purchases, four round trips each under the lock.
+//     or listing retry ([ErrContended] once the timeout passes). ListWatch
+//     watches the listings too (the book watches only the inventory), since
+//     it writes them. BuyLocked serialises the market's purchases, four round
+//     trips each under the lock.
 //   - Each blocked BuyLocked holds a connection of the client's pool while it
-//     waits (package lock's BLPOP).
-//   - A refusal (a sentinel error) means nothing changed. A transport error
-//     or timeout after the request left (EVALSHA or EXEC sent) leaves the
-//     outcome unknown: check [Market.Inventory] before buying again.
+//     waits (package lock's blocking wait).
+//   - Reply records take memory for the client's retry window (about 30 s
+//     with go-redis's default options; at least 15 s for a WATCH
+//     transaction's record): one small STRING per state-changing call.
 //   - miniredis (v2.40.0) does not abort a WATCH transaction when ZREM
 //     removes one member of a watched sorted set that does not become empty,
 //     so on miniredis BuyWatch and BuyLocked can sell an item twice when Buy
@@ -95,29 +143,41 @@
 //	market:{M}:listings        ZSET    "<item>.<seller>" scored by price (the book's "market:")
 //	market:{M}:items           SET     every item ID of the market
 //	market:{M}:money           STRING  the money supply: sum of all deposits
+//	market:{M}:once:<nonce>    STRING  one call's reply record (scripts) or
+//	                                   transaction record ("1" committed, "0"
+//	                                   settled as not), PX the retry window
 //	market:lock:{M}:...        the market lock (package lock, prefix "market:lock:",
-//	                           lock name M): owner, queue, waiters, grants; and
-//	                           fence, one small key that stays
+//	                           lock name M); its fence key stays
 //
 // Item IDs must not contain '.', so a listing's member splits at its first
-// '.'; user IDs may hold any character.
+// '.'; user IDs may hold any character. A *ria.KeyError names a key's role:
+// "market user", "market inventory", "market listings", "market items",
+// "market money".
 //
 // # Round trips
 //
 // Once the scripts are cached on the server (the first call of each script
-// costs one more: EVALSHA answered NOSCRIPT, then EVAL):
+// costs one more: EVALSHA answered NOSCRIPT, then EVAL), with the commands
+// Redis runs (the checks included; measured on redis 7.0):
 //
-//	AddUser, AddFunds, AddItem, List, Buy              1 (one Lua script)
-//	User, Funds, Inventory, Price, Listings, Totals    1 (one pipeline of reads)
-//	ListWatch                                          3: WATCH; SISMEMBER; MULTI/EXEC
-//	BuyWatch                                           3: WATCH; ZSCORE+HGET; MULTI/EXEC
-//	BuyLocked                                          5: lock acquire; WATCH; ZSCORE+HGET;
-//	                                                      MULTI/EXEC; lock release
+//	                               round trips   commands on the server
+//	AddUser, AddFunds              1             10, 11 (Lua)
+//	AddItem, List                  1             9, 7 (Lua)
+//	Buy                            1             15 (Lua; 10 when refused)
+//	User, Funds, Inventory, Price, 1             1-2 (one pipeline of reads)
+//	Listings, Totals
+//	ListWatch                      3             9: WATCH; TYPE x2, SISMEMBER;
+//	                                             MULTI, ZADD, SREM, SET, EXEC
+//	BuyWatch                       3             15: WATCH; TYPE x4, ZSCORE, HGET x2;
+//	                                             MULTI, HINCRBY x2, SADD, ZREM, SET, EXEC
+//	BuyLocked                      5             BuyWatch's 15 plus the lock's:
+//	                                             acquire; WATCH; reads; MULTI/EXEC; release
 //
 // uncontended; a WATCH variant refused by its checks also takes 3 (UNWATCH
-// replaces MULTI/EXEC). Each WATCH retry costs 3 more; a BuyLocked that
-// finds the lock taken is queued by its acquire attempt and pays 1 more per
-// blocking wait (one when a release hands it the lock: 6 in all).
+// replaces MULTI/EXEC). Each WATCH retry costs 3 more, and settling a lost
+// EXEC reply 1 more. A BuyLocked that finds the lock taken is queued by its
+// acquire attempt and pays 1 more per blocking wait (one when a release
+// hands it the lock: 6 in all).
 //
 // # Redis Cluster
 //

@@ -72,13 +72,15 @@ func book(t *testing.T, m *market.Market) {
 
 // snapshot is the full state of the test's markets: every key under the
 // test's prefix with its type and value, except the market lock's (whose
-// fence counter stays after a BuyLocked).
+// fence counter stays after a BuyLocked) and the reply records of calls
+// (":once:" keys, which a refused once-script call leaves for its re-sends
+// and which expire with the client's retry window).
 func snapshot(t *testing.T, b *redistest.Backend) map[string]string {
 	t.Helper()
 	ctx := t.Context()
 	out := map[string]string{}
 	for _, k := range keysWithPrefix(t, b) {
-		if strings.HasPrefix(k, b.Prefix+"lock:") {
+		if strings.HasPrefix(k, b.Prefix+"lock:") || strings.Contains(k, "}:once:") {
 			continue
 		}
 		typ, err := b.Client.Type(ctx, k).Result()

@@ -12,24 +12,38 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/ria-go/ria"
 	"github.com/ria-go/ria/internal/keys"
 	"github.com/ria-go/ria/internal/script"
-	"github.com/ria-go/ria/internal/txn"
 	"github.com/ria-go/ria/lock"
 )
 
-// Client is the subset of go-redis this package uses: scripts, pipelines
-// and WATCH, plus what package lock needs for [Market.BuyLocked].
+// Client is the subset of go-redis this package uses: scripts, pipelines,
+// WATCH transactions and SET (to settle a transaction whose reply was
+// lost), plus what package lock needs for [Market.BuyLocked] (scripts,
+// BLMove, Do, Pipelined). *redis.Client, *redis.ClusterClient and
+// *redis.Ring satisfy it.
 type Client interface {
-	lock.Client // redis.Scripter, BLPop, Do, TxPipelined
-	txn.Watcher // Watch
+	Eval(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd
+	EvalSha(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd
+	EvalRO(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd
+	EvalShaRO(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd
+	ScriptExists(ctx context.Context, hashes ...string) *redis.BoolSliceCmd
+	ScriptLoad(ctx context.Context, script string) *redis.StringCmd
+	Watch(ctx context.Context, fn func(*redis.Tx) error, keys ...string) error
 	Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
+	SetArgs(ctx context.Context, key string, value any, a redis.SetArgs) *redis.StatusCmd
+	BLMove(ctx context.Context, source, destination, srcpos, destpos string, timeout time.Duration) *redis.StringCmd
+	Do(ctx context.Context, args ...any) *redis.Cmd
 }
 
 var (
 	_ Client = (*redis.Client)(nil)
 	_ Client = (*redis.ClusterClient)(nil)
 	_ Client = (*redis.Ring)(nil)
+
+	// A market hands its client to package lock.
+	_ lock.Client = Client(nil)
 )
 
 var (
@@ -46,7 +60,8 @@ var (
 	// ([Market.BuyWatch], [Market.ListWatch], or [Market.BuyLocked] under
 	// the lock while other variants write; the error also wraps
 	// txn.ErrContended), or the market lock stayed busy
-	// ([Market.BuyLocked]; the error also wraps lock.ErrNotObtained).
+	// ([Market.BuyLocked]; the error also wraps lock.ErrNotObtained). It
+	// never stands for an outage or an ended ctx.
 	ErrContended = errors.New("market: contended")
 	// ErrNotOwned means the seller does not hold the item in their
 	// inventory (unknown item, listed already, or not theirs).
@@ -61,33 +76,55 @@ var (
 	// ErrItemExists is returned by [Market.AddItem] for an item ID that the
 	// market already knows (item IDs are unique within a market).
 	ErrItemExists = errors.New("market: item exists")
+	// ErrMoneyLimit is returned by [Market.AddUser] and [Market.AddFunds]
+	// for a deposit that would take the market's money supply (the sum of
+	// every deposit, [Totals].Money) past [MaxFunds]; nothing changes, and
+	// the market stays usable.
+	ErrMoneyLimit = errors.New("market: the money supply would pass MaxFunds")
 )
 
-// MaxPrice is the highest price a listing can have: 2^53, the largest
-// integer up to which every integer is exact in a sorted set's score (a
-// float64).
-const MaxPrice = 1 << 53
+const (
+	// MaxPrice is the highest price a listing can have: 2^53, the largest
+	// integer up to which every integer is exact in a sorted set's score (a
+	// float64). A purchase's price limit above it means "any price".
+	MaxPrice = 1 << 53
+	// MaxFunds bounds the money of a market: one deposit ([Market.AddUser]
+	// funds, [Market.AddFunds] amount) and the money supply, the sum of
+	// every deposit ([ErrMoneyLimit]), are at most 2^53. Trades conserve the
+	// supply, so every balance stays within it too, and the scripts'
+	// arithmetic (Lua numbers are float64) stays exact.
+	MaxFunds = 1 << 53
+)
 
 var (
 	//go:embed adduser.lua
 	addUserLua    string
-	addUserScript = script.New("market adduser", addUserLua)
+	addUserScript = script.NewOnce("market adduser", addUserLua)
 
 	//go:embed addfunds.lua
 	addFundsLua    string
-	addFundsScript = script.New("market addfunds", addFundsLua)
+	addFundsScript = script.NewOnce("market addfunds", addFundsLua)
 
 	//go:embed additem.lua
 	addItemLua    string
-	addItemScript = script.New("market additem", addItemLua)
+	addItemScript = script.NewOnce("market additem", addItemLua)
 
 	//go:embed list.lua
 	listLua    string
-	listScript = script.New("market list", listLua)
+	listScript = script.NewOnce("market list", listLua)
 
 	//go:embed buy.lua
 	buyLua    string
-	buyScript = script.New("market buy", buyLua)
+	buyScript = script.NewOnce("market buy", buyLua)
+)
+
+// The roles of the market's keys, as a *ria.KeyError names them.
+const (
+	roleUser      = "market user"
+	roleInventory = "market inventory"
+	roleListings  = "market listings"
+	roleItems     = "market items"
+	roleMoney     = "market money"
 )
 
 // Option configures a [Market].
@@ -199,9 +236,14 @@ type Totals struct {
 	Items int64
 }
 
-// AddUser creates user id with a display name and initial funds (>= 0), in
-// one round trip. It returns [ErrUserExists] if id is taken; then nothing
-// changes. Funds are whole units of the market's currency (cents, say).
+// AddUser creates user id with a display name and initial funds, in one
+// round trip. Funds are whole units of the market's currency (cents, say),
+// in [0, [MaxFunds]]. It returns [ErrUserExists] if id is taken and
+// [ErrMoneyLimit] if the funds would take the money supply past
+// [MaxFunds]; then nothing changes. After a lost reply go-redis re-sends
+// the call, which is answered from the record of its first run (see "Lost
+// replies" in the package doc); an error wrapping ria.ErrOutcomeUnknown
+// means no reply came at all.
 func (m *Market) AddUser(ctx context.Context, id, name string, funds int64) error {
 	if err := checkUser("user", id); err != nil {
 		return fmt.Errorf("market: add user: %w", err)
@@ -209,49 +251,65 @@ func (m *Market) AddUser(ctx context.Context, id, name string, funds int64) erro
 	if name == "" {
 		return fmt.Errorf("market: add user %q: name: empty", id)
 	}
-	if funds < 0 {
-		return fmt.Errorf("market: add user %q: funds %d: must not be negative", id, funds)
-	}
-	n, err := addUserScript.Int64(ctx, m.rdb, []string{m.keys.user(id), m.keys.money}, name, funds)
-	if err != nil {
+	if err := checkAmount("funds", funds, 0); err != nil {
 		return fmt.Errorf("market: add user %q: %w", id, err)
 	}
-	if n == 0 {
+	v, err := addUserScript.RunOnce(ctx, m.rdb, m.once(), []string{m.keys.user(id), m.keys.money},
+		name, funds, int64(MaxFunds))
+	var n int64
+	if err == nil {
+		n, err = addUserScript.AsInt64(v)
+	}
+	switch {
+	case err != nil:
+		return fmt.Errorf("market: add user %q: %w", id, err)
+	case n == 0:
 		return fmt.Errorf("market: add user %q: %w", id, ErrUserExists)
+	case n < 0:
+		return fmt.Errorf("market: add user %q with funds %d: %w", id, funds, ErrMoneyLimit)
 	}
 	return nil
 }
 
-// AddFunds deposits amount (> 0) on user id's account and returns the new
-// balance, in one round trip. It returns [ErrUnknownUser] if there is no
-// such user; then nothing changes.
+// AddFunds deposits amount, in [1, [MaxFunds]], on user id's account and
+// returns the new balance, in one round trip. It returns [ErrUnknownUser]
+// if there is no such user and [ErrMoneyLimit] if the deposit would take
+// the money supply past [MaxFunds]; then nothing changes. A re-sent call
+// deposits once and answers as the first run did (see "Lost replies" in
+// the package doc).
 func (m *Market) AddFunds(ctx context.Context, id string, amount int64) (int64, error) {
 	if err := checkUser("user", id); err != nil {
 		return 0, fmt.Errorf("market: add funds: %w", err)
 	}
-	if amount < 1 {
-		return 0, fmt.Errorf("market: add funds to %q: amount %d: must be at least 1", id, amount)
-	}
-	v, err := addFundsScript.Run(ctx, m.rdb, []string{m.keys.user(id), m.keys.money}, amount)
-	if err != nil {
+	if err := checkAmount("amount", amount, 1); err != nil {
 		return 0, fmt.Errorf("market: add funds to %q: %w", id, err)
 	}
-	if v == nil {
+	v, err := addFundsScript.RunOnce(ctx, m.rdb, m.once(), []string{m.keys.user(id), m.keys.money},
+		amount, int64(MaxFunds))
+	var r []int64
+	if err == nil {
+		r, err = addFundsScript.AsInt64s(v)
+		if err == nil && len(r) != 2 {
+			err = fmt.Errorf("script %s: want 2 values, got %d", addFundsScript.Name(), len(r))
+		}
+	}
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("market: add funds to %q: %w", id, err)
+	case r[0] == 0:
 		return 0, fmt.Errorf("market: add funds to %q: %w", id, ErrUnknownUser)
+	case r[0] < 0:
+		return 0, fmt.Errorf("market: add funds %d to %q: %w (supply %d)", amount, id, ErrMoneyLimit, r[1])
 	}
-	s, _ := v.(string)
-	funds, err := parseFunds(s)
-	if err != nil {
-		return 0, fmt.Errorf("market: add funds to %q: %w", id, err)
-	}
-	return funds, nil
+	return r[1], nil
 }
 
 // AddItem puts a new item in user's inventory, in one round trip. Item IDs
 // are unique within a market and must not contain '.' (listings are named
 // "<item>.<seller>", as in the book). It returns [ErrUnknownUser] if there
 // is no such user and [ErrItemExists] if the market already knows the item;
-// then nothing changes.
+// then nothing changes. A re-sent call answers as the first run did (see
+// "Lost replies" in the package doc).
 func (m *Market) AddItem(ctx context.Context, user, item string) error {
 	if err := checkUser("user", user); err != nil {
 		return fmt.Errorf("market: add item: %w", err)
@@ -259,8 +317,12 @@ func (m *Market) AddItem(ctx context.Context, user, item string) error {
 	if err := checkItem(item); err != nil {
 		return fmt.Errorf("market: add item to %q: %w", user, err)
 	}
-	n, err := addItemScript.Int64(ctx, m.rdb,
+	v, err := addItemScript.RunOnce(ctx, m.rdb, m.once(),
 		[]string{m.keys.user(user), m.keys.inventory(user), m.keys.items}, item)
+	var n int64
+	if err == nil {
+		n, err = addItemScript.AsInt64(v)
+	}
 	switch {
 	case err != nil:
 		return fmt.Errorf("market: add item %q to %q: %w", item, user, err)
@@ -271,6 +333,10 @@ func (m *Market) AddItem(ctx context.Context, user, item string) error {
 	}
 	return nil
 }
+
+// once returns a new reply record key for one call of a once-script or one
+// WATCH transaction.
+func (m *Market) once() string { return m.keys.space.Once(m.name) }
 
 // User returns user id's account, in one round trip, or [ErrUnknownUser].
 func (m *Market) User(ctx context.Context, id string) (User, error) {
@@ -290,7 +356,7 @@ func (m *Market) User(ctx context.Context, id string) (User, error) {
 	if !ok {
 		return User{}, fmt.Errorf("market: user %q: %w", id, ErrUnknownUser)
 	}
-	f, err := parseFunds(funds)
+	f, err := parseFunds(m.keys.user(id), funds)
 	if err != nil {
 		return User{}, fmt.Errorf("market: user %q: %w", id, err)
 	}
@@ -345,7 +411,7 @@ func (m *Market) Price(ctx context.Context, seller, item string) (int64, error) 
 	})); err != nil {
 		return 0, fmt.Errorf("market: price of %q from %q: %w", item, seller, err)
 	}
-	price, err := listedPrice(cmd)
+	price, err := m.listedPrice(cmd, member(seller, item))
 	if err != nil {
 		return 0, fmt.Errorf("market: price of %q from %q: %w", item, seller, err)
 	}
@@ -370,9 +436,13 @@ func (m *Market) Listings(ctx context.Context, n int) ([]Listing, error) {
 	for _, z := range zs {
 		mem, _ := z.Member.(string)
 		item, seller, ok := strings.Cut(mem, ".")
-		price, perr := scorePrice(z.Score)
-		if !ok || perr != nil {
-			return nil, fmt.Errorf("market: listings: malformed listing %q (price %v)", mem, z.Score)
+		if !ok {
+			return nil, fmt.Errorf("market: listings: %w", &ria.KeyError{Role: roleListings, Key: m.keys.listings,
+				Got: fmt.Sprintf("member %q", mem), Want: `members "<item>.<seller>"`, Err: ria.ErrCorrupt})
+		}
+		price, err := m.scorePrice(z.Score, mem)
+		if err != nil {
+			return nil, fmt.Errorf("market: listings: %w", err)
 		}
 		out = append(out, Listing{Seller: seller, Item: item, Price: price})
 	}
@@ -397,7 +467,8 @@ func (m *Market) Totals(ctx context.Context) (Totals, error) {
 	if money.Err() == nil {
 		var err error
 		if t.Money, err = strconv.ParseInt(money.Val(), 10, 64); err != nil {
-			return Totals{}, fmt.Errorf("market: totals: malformed money supply %q", money.Val())
+			return Totals{}, fmt.Errorf("market: totals: %w", &ria.KeyError{Role: roleMoney, Key: m.keys.money,
+				Got: strconv.Quote(clip(money.Val())), Want: "an integer", Err: ria.ErrCorrupt})
 		}
 	}
 	return t, nil
@@ -441,25 +512,51 @@ func checkListing(seller, item string) error {
 	return checkItem(item)
 }
 
-func parseFunds(s string) (int64, error) {
+// checkAmount checks a deposit: an integer in [least, MaxFunds].
+func checkAmount(what string, v, least int64) error {
+	if v < least || v > MaxFunds {
+		return fmt.Errorf("%s %d: must be in [%d, %d]", what, v, least, int64(MaxFunds))
+	}
+	return nil
+}
+
+// parseFunds parses the funds field of the user hash key.
+func parseFunds(key, s string) (int64, error) {
 	f, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("malformed funds %q", s)
+		return 0, &ria.KeyError{Role: roleUser + " field funds", Key: key, Got: strconv.Quote(clip(s)),
+			Want: "an integer", Err: ria.ErrCorrupt}
 	}
 	return f, nil
 }
 
-// scorePrice converts a listing's score to its price.
-func scorePrice(score float64) (int64, error) {
+// clip shortens a value quoted in an error, as check.lua does.
+func clip(s string) string {
+	if len(s) > 40 {
+		return s[:40]
+	}
+	return s
+}
+
+// scorePrice converts the score of the listing mem to its price.
+func (m *Market) scorePrice(score float64, mem string) (int64, error) {
 	p := int64(score)
 	if float64(p) != score || p < 1 || p > MaxPrice {
-		return 0, fmt.Errorf("malformed price %v", score)
+		return 0, m.malformedPrice(mem, strconv.FormatFloat(score, 'g', -1, 64))
 	}
 	return p, nil
 }
 
-// listedPrice returns the price a ZSCORE found, or ErrNotListed.
-func listedPrice(cmd *redis.FloatCmd) (int64, error) {
+// malformedPrice is the error for a listing whose score someone else set
+// to something that is not a price.
+func (m *Market) malformedPrice(mem, score string) error {
+	return &ria.KeyError{Role: roleListings, Key: m.keys.listings,
+		Got: fmt.Sprintf("price %s for %q", score, mem), Want: "an integer price in [1, 2^53]", Err: ria.ErrCorrupt}
+}
+
+// listedPrice returns the price of the listing mem that a ZSCORE found, or
+// ErrNotListed.
+func (m *Market) listedPrice(cmd *redis.FloatCmd, mem string) (int64, error) {
 	score, err := cmd.Result()
 	if err == redis.Nil {
 		return 0, ErrNotListed
@@ -467,5 +564,5 @@ func listedPrice(cmd *redis.FloatCmd) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return scorePrice(score)
+	return m.scorePrice(score, mem)
 }
