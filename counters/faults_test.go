@@ -1,0 +1,185 @@
+package counters_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ria-go/ria"
+	"github.com/ria-go/ria/counters"
+	"github.com/ria-go/ria/internal/redistest"
+)
+
+// dayCount returns counter name's count at the 1-day precision.
+func dayCount(t *testing.T, c *counters.Counters, name string) int64 {
+	t.Helper()
+	s, err := c.Get(t.Context(), name, 24*time.Hour)
+	require.NoError(t, err)
+	return sum(s)
+}
+
+// Every state-changing call, its reply lost after it ran: go-redis sends
+// it again, and the answer matches the state (counts exact).
+func TestFaults_lostReplies(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		rdb, _, f := b.FaultyClient()
+		c, _ := newCounters(t, b, rdb)
+		check, _ := newCounters(t, b, b.Client)
+		const calls = 5
+
+		// Update
+		require.NoError(t, c.Update(ctx, "hits", 1)) // caches the script, learns the layout
+		lost, bad := f.Lost(), 0
+		for range calls {
+			f.LoseReply(1, redistest.Scripts)
+			require.NoError(t, c.Update(ctx, "hits", 1))
+		}
+		if dayCount(t, check, "hits") != 1+calls {
+			bad++
+		}
+		assert.Equal(t, int64(calls), f.Lost()-lost, "the faults happened")
+		t.Logf("fault harness: counters update: calls=%d lost=%d disagreements=%d", calls, f.Lost()-lost, bad)
+		assert.Zero(t, bad)
+
+		// UpdateAt: the skipped precisions come back from the record too.
+		lost, bad = f.Lost(), 0
+		for i := range calls {
+			f.LoseReply(1, redistest.Scripts)
+			skipped, err := c.UpdateAt(ctx, "at", 1, t0.Add(-time.Duration(i)*time.Second))
+			require.NoError(t, err)
+			if len(skipped) != 0 {
+				bad++
+			}
+		}
+		if dayCount(t, check, "at") != calls {
+			bad++
+		}
+		assert.Equal(t, int64(calls), f.Lost()-lost, "the faults happened")
+		t.Logf("fault harness: counters update at: calls=%d lost=%d disagreements=%d", calls, f.Lost()-lost, bad)
+		assert.Zero(t, bad)
+
+		// Stats.Update
+		st, err := c.Stats("T")
+		require.NoError(t, err)
+		_, err = st.Update(ctx, "/p", 1)
+		require.NoError(t, err)
+		lost, bad = f.Lost(), 0
+		for i := range calls {
+			f.LoseReply(1, redistest.Scripts)
+			got, err := st.Update(ctx, "/p", 1)
+			require.NoError(t, err)
+			if got.Count != int64(i+2) {
+				bad++
+			}
+		}
+		cur, _, err := st.Get(ctx, "/p")
+		require.NoError(t, err)
+		if cur.Count != 1+calls || cur.Sum != 1+calls {
+			bad++
+		}
+		assert.Equal(t, int64(calls), f.Lost()-lost)
+		t.Logf("fault harness: counters stats update: calls=%d lost=%d disagreements=%d", calls, f.Lost()-lost, bad)
+		assert.Zero(t, bad)
+
+		// Stats.Record (the ranking script is idempotent)
+		lost, bad = f.Lost(), 0
+		for range calls {
+			f.LoseReply(1, redistest.Scripts)
+			require.NoError(t, st.Record(ctx, "/r", time.Second))
+		}
+		cur, _, err = st.Get(ctx, "/r")
+		require.NoError(t, err)
+		slow, err := st.Slowest(ctx, 10)
+		require.NoError(t, err)
+		if cur.Count != calls || len(slow) != 1 || slow[0].Mean != 1 {
+			bad++
+		}
+		assert.Equal(t, int64(calls), f.Lost()-lost)
+		t.Logf("fault harness: counters stats record: calls=%d lost=%d disagreements=%d", calls, f.Lost()-lost, bad)
+		assert.Zero(t, bad)
+
+		// Batcher.Flush: the pipeline loses one reply; go-redis re-sends.
+		bt, err := c.Batcher()
+		require.NoError(t, err)
+		lost, bad = f.Lost(), 0
+		for i := range calls {
+			for j := range 10 {
+				require.NoError(t, bt.Add(fmt.Sprintf("b%d", j), int64(i+1)))
+			}
+			f.LoseReply(1, redistest.Scripts)
+			require.NoError(t, bt.Flush(ctx))
+		}
+		for j := range 10 {
+			if dayCount(t, check, fmt.Sprintf("b%d", j)) != 1+2+3+4+5 {
+				bad++
+			}
+		}
+		if st := bt.Stats(); st.Counted != 10*(1+2+3+4+5) || st.Pending != 0 {
+			bad++
+		}
+		assert.Equal(t, int64(calls), f.Lost()-lost)
+		t.Logf("fault harness: counters batcher flush: calls=%d lost=%d disagreements=%d", calls, f.Lost()-lost, bad)
+		assert.Zero(t, bad)
+
+		// Cleaner.Clean: the counts it reports match what it deleted.
+		cw, clk := newCounters(t, b, rdb, counters.WithPrefix(b.Prefix+"clean:")) // alone under its prefix
+		cl, err := cw.Cleaner()
+		require.NoError(t, err)
+		lost, bad = f.Lost(), 0
+		var reported int64
+		fields := map[string]bool{}
+		for i := range calls {
+			clk.now = t0.Add(time.Duration(i) * 200 * time.Second)
+			require.NoError(t, cw.Update(ctx, "old", 1))
+			for _, p := range cw.Precisions() {
+				fields[fmt.Sprint(p.Step, slice(clk.now, p.Step))] = true
+			}
+			f.LoseReply(1, redistest.Scripts)
+			st, err := cl.Clean(ctx)
+			require.NoError(t, err)
+			reported += st.Deleted
+		}
+		var left int64
+		for _, p := range cw.Precisions() {
+			s, err := cw.Get(ctx, "old", p.Step)
+			require.NoError(t, err)
+			left += int64(len(s))
+		}
+		if reported != int64(len(fields))-left || reported == 0 {
+			bad++
+		}
+		assert.Equal(t, int64(calls), f.Lost()-lost)
+		t.Logf("fault harness: counters clean: calls=%d lost=%d disagreements=%d (deleted %d)", calls, f.Lost()-lost, bad, reported)
+		assert.Zero(t, bad)
+	})
+}
+
+// A stalled server: every attempt times out after the script ran. The
+// call reports an unknown outcome, and the update counted exactly once.
+func TestFaults_delay(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		rdb, _, f := b.FaultyClient(func(o *redis.UniversalOptions) { o.ReadTimeout = 50 * time.Millisecond })
+		c, _ := newCounters(t, b, rdb)
+		check, _ := newCounters(t, b, b.Client)
+		require.NoError(t, c.Update(ctx, "hits", 1))
+		f.Delay(120 * time.Millisecond)
+		err := c.Update(ctx, "hits", 1)
+		f.Delay(0)
+		assert.ErrorIs(t, err, ria.ErrOutcomeUnknown)
+		bad := 0
+		if dayCount(t, check, "hits") != 2 {
+			bad++
+		}
+		t.Logf("fault harness: counters update (delayed replies): calls=1 lost=0 disagreements=%d", bad)
+		assert.Zero(t, bad)
+		var kerr *ria.KeyError
+		assert.False(t, errors.As(err, &kerr))
+	})
+}
