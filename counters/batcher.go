@@ -63,7 +63,7 @@ type shard struct {
 type pending struct {
 	name     string
 	n        int64
-	call     *call
+	call     *script.Call
 	until    time.Time // a re-send after this may count twice
 	maybeRan bool      // an attempt may have reached the server
 }
@@ -197,25 +197,23 @@ func (b *Batcher) Flush(ctx context.Context) error {
 		kept = append(kept, p)
 	}
 	batch = kept
-	calls := make([]*call, len(batch))
+	calls := make([]*script.Call, len(batch))
 	for i, p := range batch {
 		if p.call == nil || now.After(p.until) {
 			k, args, err := b.c.updateCall("add", p.name, p.n, "")
-			if err == nil {
-				p.call, err = prepare(updateScript, b.c.keys.Once(p.name), b.ttl, k, args...)
-			}
 			if err != nil {
 				return err
 			}
+			p.call = updateScript.Prepare(b.c.keys.Once(p.name), b.ttl, k, args...)
 			p.until = now.Add(b.ttl - time.Second)
 		}
 		calls[i] = p.call
 	}
-	send(ctx, b.c.rdb, calls)
+	script.Send(ctx, b.c.rdb, calls)
 	for i, p := range batch {
-		err := calls[i].err
+		err := calls[i].Err
 		if err == nil {
-			if _, err = updateScript.AsInt64(calls[i].val); err == nil {
+			if _, err = updateScript.AsInt64(calls[i].Val); err == nil {
 				b.counted.Add(abs(p.n))
 				continue
 			}

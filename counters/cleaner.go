@@ -129,23 +129,19 @@ func (cl *Cleaner) page(ctx context.Context, names []string) (CleanStats, error)
 	ttl := script.ReplayWindow(cl.c.rdb)
 	var errs []error
 	for len(names) > 0 {
-		calls := make([]*call, 0, len(names))
+		calls := make([]*script.Call, 0, len(names))
 		for _, name := range names {
 			k := []string{cl.c.knownKey(name), cl.c.samplesKey(name)}
-			ca, err := prepare(cleanScript, cl.c.keys.Once(name), ttl, k, now, maxDeletes)
-			if err != nil {
-				return st, err
-			}
-			calls = append(calls, ca)
+			calls = append(calls, cleanScript.Prepare(cl.c.keys.Once(name), ttl, k, now, maxDeletes))
 		}
-		send(ctx, cl.c.rdb, calls)
+		script.Send(ctx, cl.c.rdb, calls)
 		var more []string
 		for i, ca := range calls {
-			if ca.err != nil {
-				errs = append(errs, fmt.Errorf("counter %q: %w", names[i], ca.err))
+			if ca.Err != nil {
+				errs = append(errs, fmt.Errorf("counter %q: %w", names[i], ca.Err))
 				continue
 			}
-			r, err := cleanScript.AsInt64s(ca.val)
+			r, err := cleanScript.AsInt64s(ca.Val)
 			if err != nil || len(r) != 3 {
 				errs = append(errs, fmt.Errorf("counter %q: %w", names[i], errors.Join(err, errors.New("want 3 integers"))))
 				continue

@@ -114,7 +114,7 @@ type core struct {
 // batch is one write of records, kept until it succeeds.
 type batch struct {
 	entries  []Entry
-	call     *call
+	call     *script.Call
 	until    time.Time // a re-send after this may write twice
 	maybeRan bool      // an attempt may have reached the server
 }
@@ -276,21 +276,19 @@ func (c *core) write(ctx context.Context, b *batch) error {
 	}
 	if b.call == nil || now.After(b.until) {
 		k, args, err := c.l.call("handler", c.name, b.entries, c.o.common)
-		if err == nil {
-			b.call, err = prepare(writeScript, c.l.keys.Once(c.name), c.ttl, k, args...)
-		}
 		if err != nil {
 			c.settle(&c.dropped)
 			return err
 		}
+		b.call = writeScript.Prepare(c.l.keys.Once(c.name), c.ttl, k, args...)
 		b.until = now.Add(c.ttl - time.Second)
 	}
-	send(ctx, c.l.rdb, []*call{b.call})
+	script.Send(ctx, c.l.rdb, []*script.Call{b.call})
 	op := "log recent"
 	if c.o.common {
 		op = "log common"
 	}
-	err := c.l.result(op, c.name, b.call.val, b.call.err)
+	err := c.l.result(op, c.name, b.call.Val, b.call.Err)
 	switch {
 	case err == nil:
 		c.settle(&c.written)

@@ -1,0 +1,79 @@
+package script
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Call is one run of a [NewOnce] script made ready to be sent in a
+// pipeline with other calls ([Send]): what [Script.RunOnce] sends, with a
+// reply record that lives for ttl. After Send, Val and Err hold its result
+// as RunOnce would return it (*ria.KeyError, ria.ErrOutcomeUnknown).
+type Call struct {
+	s    *Script
+	keys []string // the script's keys, then the record
+	args []any    // the script's arguments, then the record's TTL in ms
+
+	Val any
+	Err error
+}
+
+// Prepare returns the call of once-script s with record (see
+// [Script.RunOnce]), keys and args, whose reply record lives for ttl.
+func (s *Script) Prepare(record string, ttl time.Duration, keys []string, args ...any) *Call {
+	if !s.once {
+		panic("script " + s.name + ": Prepare of a script not built with NewOnce")
+	}
+	k := make([]string, 0, len(keys)+1)
+	a := make([]any, 0, len(args)+1)
+	return &Call{s: s, keys: append(append(k, keys...), record), args: append(append(a, args...), max(ttl.Milliseconds(), 1))}
+}
+
+// Pipeliner is what [Send] needs of a client.
+type Pipeliner interface {
+	Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
+}
+
+// Send runs calls in one pipeline (one round trip per node on a Cluster),
+// then again with EVAL those whose script the server did not know, and
+// sets each call's Val and Err.
+func Send(ctx context.Context, rdb Pipeliner, calls []*Call) {
+	cmds := make([]*redis.Cmd, len(calls))
+	_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, c := range calls {
+			cmds[i] = c.s.s.EvalSha(ctx, p, c.keys, c.args...)
+		}
+		return nil
+	})
+	var again []int
+	for i, cmd := range cmds {
+		if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+			again = append(again, i)
+		}
+	}
+	if len(again) > 0 {
+		_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, i := range again {
+				cmds[i] = calls[i].s.s.Eval(ctx, p, calls[i].keys, calls[i].args...)
+			}
+			return nil
+		})
+	}
+	for i, c := range calls {
+		v, err := cmds[i].Result()
+		switch {
+		case err == redis.Nil:
+			v, err = nil, nil
+		case err != nil:
+			if kerr := keyError(err); kerr != nil {
+				err = kerr
+			} else {
+				err = Unknown(fmt.Errorf("script %s: %w", c.s.name, err))
+			}
+		}
+		c.Val, c.Err = v, err
+	}
+}
