@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"math/rand/v2"
 	"net"
 	"slices"
 	"strconv"
@@ -147,7 +146,7 @@ func TestFaults_Counter_Incr_delays(t *testing.T) {
 					o.Dialer = countTimeouts(o.Dialer, &timeouts)
 				})
 				c := newCounter(t, rdb, b, nil)
-				stop := stall(f)
+				stop := f.Stall()
 				var (
 					ok, unknown atomic.Int64
 					mu          sync.Mutex
@@ -235,36 +234,6 @@ func (c timeoutConn) Read(p []byte) (int, error) {
 		c.n.Add(1)
 	}
 	return n, err
-}
-
-// stall holds replies back 3ms now and then (a goroutine turns f's delay on
-// for 0-2ms, then off for 0-6ms), until the returned function is called.
-func stall(f *redistest.Faults) (stop func()) {
-	done := make(chan struct{})
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		t := time.NewTimer(0)
-		defer t.Stop()
-		on := false
-		for {
-			select {
-			case <-done:
-				f.Delay(0)
-				return
-			case <-t.C:
-			}
-			on = !on
-			if on {
-				f.Delay(3 * time.Millisecond)
-				t.Reset(time.Duration(rand.IntN(2000)) * time.Microsecond)
-			} else {
-				f.Delay(0)
-				t.Reset(time.Duration(rand.IntN(6000)) * time.Microsecond)
-			}
-		}
-	}()
-	return func() { close(done); <-finished }
 }
 
 func TestFaults_Guard_Allow(t *testing.T) {

@@ -3,7 +3,6 @@ package session_test
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -252,37 +251,6 @@ func TestFaults_Clean_Rescale(t *testing.T) {
 	})
 }
 
-// stall holds replies back 3ms now and then (a goroutine turns f's delay on
-// for 0-2ms, then off for 0-6ms), until the returned function is called:
-// the fault being injected, not a synchronisation.
-func stall(f *redistest.Faults) (stop func()) {
-	done := make(chan struct{})
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		t := time.NewTimer(0)
-		defer t.Stop()
-		on := false
-		for {
-			select {
-			case <-done:
-				f.Delay(0)
-				return
-			case <-t.C:
-			}
-			on = !on
-			if on {
-				f.Delay(3 * time.Millisecond)
-				t.Reset(time.Duration(rand.IntN(2000)) * time.Microsecond)
-			} else {
-				f.Delay(0)
-				t.Reset(time.Duration(rand.IntN(6000)) * time.Microsecond)
-			}
-		}
-	}()
-	return func() { close(done); <-finished }
-}
-
 // UpdateToken and AddToCart from four goroutines through replies held back
 // longer than the read timeout (2ms): go-redis re-sends, and the view
 // counts are exact. A call that got no reply says its outcome is unknown;
@@ -312,7 +280,7 @@ func TestFaults_delays(t *testing.T) {
 			wg      sync.WaitGroup
 			failure = make(chan error, calls)
 		)
-		stop := stall(f)
+		stop := f.Stall()
 		for range goroutines {
 			wg.Go(func() {
 				for i := next.Add(1); i <= calls; i = next.Add(1) {

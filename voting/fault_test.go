@@ -3,7 +3,6 @@ package voting_test
 import (
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -176,37 +175,6 @@ func TestFaults_UpdateGroups(t *testing.T) {
 	})
 }
 
-// stall holds replies back 3ms now and then (a goroutine turns f's delay on
-// for 0-2ms, then off for 0-6ms), until the returned function is called:
-// the fault being injected, not a synchronisation.
-func stall(f *redistest.Faults) (stop func()) {
-	done := make(chan struct{})
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		t := time.NewTimer(0)
-		defer t.Stop()
-		on := false
-		for {
-			select {
-			case <-done:
-				f.Delay(0)
-				return
-			case <-t.C:
-			}
-			on = !on
-			if on {
-				f.Delay(3 * time.Millisecond)
-				t.Reset(time.Duration(rand.IntN(2000)) * time.Microsecond)
-			} else {
-				f.Delay(0)
-				t.Reset(time.Duration(rand.IntN(6000)) * time.Microsecond)
-			}
-		}
-	}()
-	return func() { close(done); <-finished }
-}
-
 // delayedClient is a faulty client whose read timeout (2ms) is shorter than
 // the stalls stall injects, with go-redis's default retries; its long pool
 // timeout makes the reply records outlive the test.
@@ -250,7 +218,7 @@ func TestFaults_delays(t *testing.T) {
 			wg      sync.WaitGroup
 			failure = make(chan error, 2*calls)
 		)
-		stop := stall(f)
+		stop := f.Stall()
 		for range goroutines {
 			wg.Go(func() {
 				for i := next.Add(1); i <= calls; i = next.Add(1) {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"strconv"
 	"strings"
@@ -385,4 +386,36 @@ func readRESP(r *bufio.Reader, raw *bytes.Buffer, command bool) ([]string, error
 		return cmd, nil
 	}
 	return nil, fmt.Errorf("redistest: proxy: unknown RESP type %q", kind)
+}
+
+// Stall holds replies back 3 ms now and then (a goroutine turns the delay
+// on for 0-2 ms, then off for 0-6 ms), until the returned function is
+// called: the fault injected by the "stalls" tests, with a read timeout
+// shorter than the stall. Not a synchronisation.
+func (f *Faults) Stall() (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTimer(0)
+		defer t.Stop()
+		on := false
+		for {
+			select {
+			case <-done:
+				f.Delay(0)
+				return
+			case <-t.C:
+			}
+			on = !on
+			if on {
+				f.Delay(3 * time.Millisecond)
+				t.Reset(time.Duration(rand.IntN(2000)) * time.Microsecond)
+			} else {
+				f.Delay(0)
+				t.Reset(time.Duration(rand.IntN(6000)) * time.Microsecond)
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }
