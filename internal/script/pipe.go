@@ -8,10 +8,12 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Call is one run of a [NewOnce] script made ready to be sent in a
-// pipeline with other calls ([Send]): what [Script.RunOnce] sends, with a
-// reply record that lives for ttl. After Send, Val and Err hold its result
-// as RunOnce would return it (*ria.KeyError, ria.ErrOutcomeUnknown).
+// Call is one run of a script made ready to be sent in a pipeline with
+// other calls ([Send]): what [Script.Run] sends ([Script.Call]), or what
+// [Script.RunOnce] sends, with a reply record that lives for ttl
+// ([Script.Prepare]). After Send, Val and Err hold its result as Run or
+// RunOnce would return it (*ria.KeyError; for a once-script,
+// ria.ErrOutcomeUnknown when the reply was lost).
 type Call struct {
 	s    *Script
 	keys []string // the script's keys, then the record
@@ -30,6 +32,14 @@ func (s *Script) Prepare(record string, ttl time.Duration, keys []string, args .
 	k := make([]string, 0, len(keys)+1)
 	a := make([]any, 0, len(args)+1)
 	return &Call{s: s, keys: append(append(k, keys...), record), args: append(append(a, args...), max(ttl.Milliseconds(), 1))}
+}
+
+// Call returns the call of s with keys and args, as [Script.Run] sends it.
+func (s *Script) Call(keys []string, args ...any) *Call {
+	if s.once {
+		panic("script " + s.name + ": a once script is sent with Prepare")
+	}
+	return &Call{s: s, keys: keys, args: args}
 }
 
 // Pipeliner is what [Send] needs of a client.
@@ -70,8 +80,8 @@ func Send(ctx context.Context, rdb Pipeliner, calls []*Call) {
 		case err != nil:
 			if kerr := keyError(err); kerr != nil {
 				err = kerr
-			} else {
-				err = Unknown(fmt.Errorf("script %s: %w", c.s.name, err))
+			} else if err = fmt.Errorf("script %s: %w", c.s.name, err); c.s.once {
+				err = Unknown(err)
 			}
 		}
 		c.Val, c.Err = v, err

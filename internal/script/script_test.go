@@ -180,3 +180,50 @@ func TestNonce(t *testing.T) {
 		seen[n] = true
 	}
 }
+
+func TestSend(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		// Fresh sources so the server has not cached them: Send falls back
+		// to EVAL on NOSCRIPT.
+		read := script.New("read", "-- "+script.Nonce()+`
+local bad = check_types({KEYS[1], 'string', 'test value'})
+if bad then return bad end
+return redis.call('get', KEYS[1])`)
+		add := script.NewOnce("add", "-- "+script.Nonce()+"\nreturn redis.call('incrby', KEYS[1], ARGV[1])")
+		ks := make([]string, 6)
+		for i := range ks {
+			ks[i] = b.Prefix + "{" + string(rune('a'+i)) + "}:n"
+		}
+		require.NoError(t, b.Client.Set(ctx, ks[0], "7", 0).Err())
+		require.NoError(t, b.Client.HSet(ctx, ks[2], "f", "v").Err())
+		calls := []*script.Call{
+			read.Call([]string{ks[0]}),
+			read.Call([]string{ks[1]}),
+			read.Call([]string{ks[2]}),
+			add.Prepare(b.Prefix+"{d}:once:"+script.Nonce(), time.Minute, []string{ks[3]}, 2),
+			add.Prepare(b.Prefix+"{e}:once:"+script.Nonce(), time.Minute, []string{ks[4]}, 3),
+		}
+		script.Send(ctx, b.Client, calls)
+		assert.Equal(t, "7", calls[0].Val)
+		assert.NoError(t, calls[0].Err)
+		assert.Nil(t, calls[1].Val, "a nil reply, not redis.Nil")
+		assert.NoError(t, calls[1].Err)
+		var kerr *ria.KeyError
+		require.ErrorAs(t, calls[2].Err, &kerr)
+		assert.Equal(t, ks[2], kerr.Key)
+		assert.Equal(t, int64(2), calls[3].Val)
+		assert.Equal(t, int64(3), calls[4].Val)
+		assert.Equal(t, "3", b.Client.Get(ctx, ks[4]).Val())
+
+		// A failed round trip: a read answers the error, a once-script
+		// answers that its outcome is unknown.
+		cancelled, cancel := context.WithCancel(ctx)
+		cancel()
+		calls = []*script.Call{read.Call([]string{ks[0]}), add.Prepare(b.Prefix+"{d}:once:"+script.Nonce(), time.Minute, []string{ks[3]}, 1)}
+		script.Send(cancelled, b.Client, calls)
+		assert.ErrorIs(t, calls[0].Err, context.Canceled)
+		assert.NotErrorIs(t, calls[0].Err, ria.ErrOutcomeUnknown)
+		assert.ErrorIs(t, calls[1].Err, ria.ErrOutcomeUnknown)
+	})
+}
