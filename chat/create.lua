@@ -1,0 +1,19 @@
+-- create.lua: create a chat with its members and send its first message
+-- (Redis in Action 6.5.1, create_chat). Run once per call (script.NewOnce):
+-- a re-send gets the first reply.
+-- KEYS[1] members ZSET member -> id of the last message they have seen
+-- KEYS[2] msgs    ZSET packed message -> id
+-- KEYS[3] ids     STRING last message id
+-- ARGV[1] sender  ARGV[2] payload  ARGV[3] wake channel prefix
+-- ARGV[4..] members (the sender among them)
+-- returns {1, id, ms} created, {-3} the chat exists
+local bad = check_types({KEYS[1], 'zset', 'chat members', KEYS[2], 'zset', 'chat messages'})
+if bad then return bad end
+bad = check_int(KEYS[3], 'chat ids')
+if bad then return bad end
+if redis.call('EXISTS', KEYS[1]) == 1 or redis.call('EXISTS', KEYS[3]) == 1 then return {-3} end
+for i = 4, #ARGV do
+  redis.call('ZADD', KEYS[1], 0, ARGV[i])
+end
+local r = send_msg(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3])
+return {1, r[1], r[2]}

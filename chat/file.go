@@ -1,0 +1,248 @@
+package chat
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/ria-go/ria"
+	"github.com/ria-go/ria/internal/script"
+)
+
+var (
+	//go:embed fopen.lua
+	fopenLua string
+	//go:embed fput.lua
+	fputLua string
+	//go:embed fget.lua
+	fgetLua string
+
+	fopenScript = script.New("chat file open", fopenLua)
+	fputScript  = script.New("chat file put", fputLua)
+	fgetScript  = script.New("chat file get", fgetLua)
+)
+
+var (
+	// ErrNoFile is wrapped by the error of [Chats.OpenFile] for a transfer
+	// that does not exist or that every receiver has finished.
+	ErrNoFile = errors.New("chat: no such file")
+	// ErrNotReceiver is wrapped by the error of [Chats.OpenFile] for a
+	// user who was not a receiver of the file.
+	ErrNotReceiver = errors.New("chat: not a receiver")
+)
+
+const (
+	// ChunkSize is the size of the chunks a file travels in.
+	ChunkSize = 64 << 10
+	// DefaultFileWindow is how many bytes of a file may wait in Redis for
+	// its slowest receiver unless [WithFileWindow] says otherwise.
+	DefaultFileWindow = 4 << 20
+)
+
+// FileRef is the payload of the chat message that announces a file.
+type FileRef struct {
+	File string `json:"file"`
+	Name string `json:"name"`
+}
+
+// SendFile sends the content of r to the other members of chat as a file
+// named name (Redis in Action's copy_logs_to_redis): it sends a message
+// whose payload is a [FileRef] (through the codec), then the content in
+// chunks of [ChunkSize]. Back-pressure: while the chunks not yet read by
+// every receiver hold the file window ([WithFileWindow]) or more, the
+// sender waits (polling, 1 to 50ms) — r may be of any size, Redis holds at
+// most the window plus a chunk per transfer. It returns the file id.
+// Each chunk is one round trip, and so is each wait.
+//
+// Unknown chats give [ErrNoChat], a sender who is not a member
+// [ErrNotMember]; a chat with no other member, a bad id or name is an
+// error; in each case nothing is written. An error of r or ctx leaves the
+// transfer unfinished: receivers wait for the rest (delete the chat, or
+// have them Leave, to drop it).
+func (c *Chats) SendFile(ctx context.Context, chat, sender, name string, r io.Reader) (string, error) {
+	if err := checkPair(chat, sender); err != nil {
+		return "", fmt.Errorf("chat: send file: %w", err)
+	}
+	if err := checkID("file name", name); err != nil {
+		return "", fmt.Errorf("chat: send file to %q: %w", chat, err)
+	}
+	id := NewID()
+	meta, data := c.fileKeys(chat, id)
+	n, err := fopenScript.Int64(ctx, c.rdb, []string{c.membersKey(chat), c.filesKey(chat), meta}, sender, id, name)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("chat: send file to %q: %w", chat, script.Unknown(err))
+	case n == -1:
+		return "", fmt.Errorf("chat: send file to %q: %w", chat, ErrNoChat)
+	case n == -2:
+		return "", fmt.Errorf("chat: send file to %q by %q: %w", chat, sender, ErrNotMember)
+	case n == 0:
+		return "", fmt.Errorf("chat: send file to %q: no other member: %w", chat, ErrInvalid)
+	}
+	if _, err := c.Send(ctx, chat, sender, FileRef{File: id, Name: name}); err != nil {
+		return id, fmt.Errorf("chat: send file to %q: announce: %w", chat, err)
+	}
+	buf := make([]byte, ChunkSize)
+	for seq := int64(1); ; seq++ {
+		k, rerr := io.ReadFull(r, buf)
+		if k > 0 {
+			if err := c.put(ctx, meta, data, seq, buf[:k]); err != nil {
+				return id, fmt.Errorf("chat: send file to %q: %w", chat, err)
+			}
+		}
+		if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
+			break
+		}
+		if rerr != nil {
+			return id, fmt.Errorf("chat: send file to %q: read: %w", chat, rerr)
+		}
+	}
+	if err := c.put(ctx, meta, data, 0, nil); err != nil {
+		return id, fmt.Errorf("chat: send file to %q: %w", chat, err)
+	}
+	return id, nil
+}
+
+// put stores one chunk (seq 0: the end), waiting while the window is full.
+func (c *Chats) put(ctx context.Context, meta, data string, seq int64, chunk []byte) error {
+	wait := time.Millisecond
+	for {
+		n, err := fputScript.Int64(ctx, c.rdb, []string{meta, data}, seq, chunk, c.window)
+		switch {
+		case err != nil:
+			return script.Unknown(err)
+		case n == -1:
+			return fmt.Errorf("chunk %d: transfer gone: %w", seq, ErrNoFile)
+		case n == 1:
+			return nil
+		}
+		if err := sleep(ctx, wait); err != nil {
+			return err
+		}
+		wait = min(2*wait, 50*time.Millisecond)
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// Files returns the ids of chat's transfers that some receiver has not
+// finished. A receiver that restarts opens each again ([Chats.OpenFile]
+// answers [ErrNotReceiver] for the others). One round trip.
+func (c *Chats) Files(ctx context.Context, chat string) ([]string, error) {
+	if err := checkID("chat", chat); err != nil {
+		return nil, fmt.Errorf("chat: files: %w", err)
+	}
+	key := c.filesKey(chat)
+	ids, err := c.rdb.SMembers(ctx, key).Result()
+	if err != nil {
+		return nil, fmt.Errorf("chat: files of %q: %w", chat, c.readErr(ctx, err, key, "chat files", "set"))
+	}
+	return ids, nil
+}
+
+// FileReader reads one file of a chat as one receiver. It is not safe for
+// concurrent use.
+type FileReader struct {
+	c                *Chats
+	ctx              context.Context
+	chat, user, id   string
+	meta, data, list string
+	seq, off, start  int64
+	buf              []byte
+	eof              bool
+}
+
+// OpenFile opens file id of chat for user, one of its receivers, where
+// they left it: at the start, or, after a restart, at the chunk they were
+// reading ([FileReader.Offset] says at which byte). Reading a chunk
+// finishes the one before it; chunks every receiver has finished are
+// deleted, and the whole transfer once every receiver has read to its end
+// (process_logs_from_redis). One round trip per chunk, and per wait for
+// one the sender has not written yet (polling, 1 to 50ms).
+//
+// A transfer that does not exist (or is done) gives [ErrNoFile], a user
+// who is not a receiver [ErrNotReceiver].
+func (c *Chats) OpenFile(ctx context.Context, chat, user, id string) (*FileReader, error) {
+	if err := checkPair(chat, user); err != nil {
+		return nil, fmt.Errorf("chat: open file: %w", err)
+	}
+	if err := checkID("file", id); err != nil {
+		return nil, fmt.Errorf("chat: open file: %w", err)
+	}
+	meta, data := c.fileKeys(chat, id)
+	vals, err := c.rdb.HMGet(ctx, meta, "last", "pos:"+user, "off:"+user).Result()
+	if err != nil {
+		return nil, fmt.Errorf("chat: open file %q: %w", id, c.readErr(ctx, err, meta, "chat file", "hash"))
+	}
+	if vals[0] == nil {
+		return nil, fmt.Errorf("chat: open file %q of %q: %w", id, chat, ErrNoFile)
+	}
+	if vals[1] == nil {
+		return nil, fmt.Errorf("chat: open file %q of %q for %q: %w", id, chat, user, ErrNotReceiver)
+	}
+	seq, err1 := strconv.ParseInt(fmt.Sprint(vals[1]), 10, 64)
+	off, err2 := strconv.ParseInt(fmt.Sprint(vals[2]), 10, 64)
+	if err1 != nil || err2 != nil {
+		return nil, fmt.Errorf("chat: open file %q: %w", id, &ria.KeyError{Role: "chat file", Key: meta,
+			Got: fmt.Sprintf("position %v at %v", vals[1], vals[2]), Want: "integers", Err: ria.ErrCorrupt})
+	}
+	return &FileReader{c: c, ctx: ctx, chat: chat, user: user, id: id, meta: meta, data: data,
+		list: c.filesKey(chat), seq: seq, off: off, start: off}, nil
+}
+
+// Offset returns the byte of the file where this reader started: 0, or
+// after a restart the start of the chunk the receiver was reading.
+func (f *FileReader) Offset() int64 { return f.start }
+
+// Read implements io.Reader.
+func (f *FileReader) Read(p []byte) (int, error) {
+	wait := time.Millisecond
+	for len(f.buf) == 0 {
+		if f.eof {
+			return 0, io.EOF
+		}
+		r, err := fgetScript.Run(f.ctx, f.c.rdb, []string{f.meta, f.data, f.list}, f.user, f.seq, f.off, f.id)
+		if err != nil {
+			return 0, fmt.Errorf("chat: read file %q: %w", f.id, err)
+		}
+		arr, _ := r.([]any)
+		code := int64(-9)
+		if len(arr) > 0 {
+			code, _ = arr[0].(int64)
+		}
+		switch code {
+		case 1:
+			s, _ := arr[1].(string)
+			f.buf = []byte(s)
+			f.seq++
+			f.off += int64(len(s))
+		case 0:
+			if err := sleep(f.ctx, wait); err != nil {
+				return 0, fmt.Errorf("chat: read file %q: %w", f.id, err)
+			}
+			wait = min(2*wait, 50*time.Millisecond)
+		case 2, -1: // -1: a re-sent last read found the transfer done
+			f.eof = true
+		case -2:
+			return 0, fmt.Errorf("chat: read file %q: %w", f.id, ErrNotReceiver)
+		default:
+			return 0, fmt.Errorf("chat: read file %q: %w: reply %v", f.id, ria.ErrCorrupt, r)
+		}
+	}
+	n := copy(p, f.buf)
+	f.buf = f.buf[n:]
+	return n, nil
+}

@@ -1,0 +1,30 @@
+-- lib.lua: shared by the chat scripts that store messages (prepended).
+
+-- send_msg stores one message of sender in the chat and wakes the other
+-- members: the next id (INCR ids), the server time in ms, the packed
+-- member '<id>:<ms>:<len(sender)>:<sender><payload>' scored by the id,
+-- then PUBLISH of the id on '<wake prefix>{<member>}:wake' for every other
+-- member. Returns {id, ms}.
+local function send_msg(kmembers, kmsgs, kids, sender, payload, wake)
+  local id = redis.call('INCR', kids)
+  local t = redis.call('TIME')
+  local ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local sid = string.format('%d', id)
+  local packed = sid .. ':' .. string.format('%d', ms) .. ':' .. #sender .. ':' .. sender .. payload
+  redis.call('ZADD', kmsgs, id, packed)
+  for _, m in ipairs(redis.call('ZRANGE', kmembers, 0, -1)) do
+    if m ~= sender then
+      redis.call('PUBLISH', wake .. '{' .. m .. '}:wake', sid)
+    end
+  end
+  return {id, ms}
+end
+
+-- trim deletes the messages every member has seen (ids up to the least
+-- seen id of the members).
+local function trim(kmembers, kmsgs)
+  local least = redis.call('ZRANGE', kmembers, 0, 0, 'WITHSCORES')
+  if least[2] then
+    redis.call('ZREMRANGEBYSCORE', kmsgs, '-inf', least[2])
+  end
+end

@@ -1,0 +1,283 @@
+package chat
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ria-go/ria"
+	"github.com/ria-go/ria/internal/script"
+)
+
+// Create creates the chat chat whose members are sender and recipients,
+// and sends v from sender as its message 1 (Redis in Action's create_chat;
+// the caller names the chat, see [NewID]). Every member, the sender
+// included, has seen nothing, so each one's next [Chats.Fetch] returns
+// message 1. Two round trips: one script in the chat's slot, then one
+// pipeline adding the chat to each member's list (in the members' slots).
+//
+// A chat id in use gives [ErrExists] and writes nothing. No recipients,
+// more than [MaxMembers] members, a bad id or a payload the codec cannot
+// encode or over [MaxPayload] is an error and nothing is written. A chat
+// key of another Redis type gives a *ria.KeyError and nothing is written.
+// An error of the second round trip (a member's list of another type, an
+// unknown outcome) leaves the chat created: [Chats.Join] of each member
+// completes it.
+func (c *Chats) Create(ctx context.Context, chat, sender string, recipients []string, v any) (Message, error) {
+	members, payload, err := c.checkCreate(chat, sender, recipients, v)
+	if err != nil {
+		return Message{}, fmt.Errorf("chat: create: %w", err)
+	}
+	args := []any{sender, payload, c.wakePrefix()}
+	for _, m := range members {
+		args = append(args, m)
+	}
+	r, err := createScript.RunOnce(ctx, c.rdb, c.keys.Once(chat), c.chatKeys(chat), args...)
+	if err != nil {
+		return Message{}, fmt.Errorf("chat: create %q: %w", chat, err)
+	}
+	ns, err := createScript.AsInt64s(r)
+	if err != nil || len(ns) == 0 {
+		return Message{}, fmt.Errorf("chat: create %q: %w: reply %v", chat, ria.ErrCorrupt, r)
+	}
+	if ns[0] == -3 {
+		return Message{}, fmt.Errorf("chat: create %q: %w", chat, ErrExists)
+	}
+	if len(ns) != 3 {
+		return Message{}, fmt.Errorf("chat: create %q: %w: reply %v", chat, ria.ErrCorrupt, r)
+	}
+	cmds := make([]*redis.IntCmd, len(members))
+	_, _ = c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, m := range members {
+			cmds[i] = p.SAdd(ctx, c.chatsKey(m), chat)
+		}
+		return nil
+	})
+	for i, cmd := range cmds {
+		if err := cmd.Err(); err != nil {
+			return Message{}, c.listErr(ctx, "create", chat, members[i], err)
+		}
+	}
+	return Message{Chat: chat, ID: ns[1], Sender: sender, Time: time.UnixMilli(ns[2]), Payload: payload, codec: c.codec}, nil
+}
+
+func (c *Chats) checkCreate(chat, sender string, recipients []string, v any) ([]string, []byte, error) {
+	if err := checkID("chat", chat); err != nil {
+		return nil, nil, err
+	}
+	if err := checkID("sender", sender); err != nil {
+		return nil, nil, err
+	}
+	if len(recipients) == 0 || len(recipients) >= MaxMembers {
+		return nil, nil, fmt.Errorf("chat %q: %d recipients: want 1 to %d: %w", chat, len(recipients), MaxMembers-1, ErrInvalid)
+	}
+	members := []string{sender}
+	for _, r := range recipients {
+		if err := checkID("recipient", r); err != nil {
+			return nil, nil, err
+		}
+		if !slices.Contains(members, r) {
+			members = append(members, r)
+		}
+	}
+	payload, err := c.encode(v)
+	if err != nil {
+		return nil, nil, err
+	}
+	return members, payload, nil
+}
+
+// NewID returns a new random chat id (a UUID) for [Chats.Create].
+func NewID() string { return newUUID() }
+
+// Send sends v from sender to chat and returns the stored message (Redis
+// in Action's send_message without its lock). Ids are 1, 2, 3... per
+// chat, in the order sends reach Redis, with no gap and no duplicate. One
+// round trip (one script, which also publishes a wake-up to each other
+// member for [Chats.Wait]); a re-sent call gets the first reply, not a
+// second message.
+//
+// Unknown chats give [ErrNoChat], a sender who is not a member
+// [ErrNotMember]; a bad id or payload is an error; a chat key of another
+// Redis type gives a *ria.KeyError. In each case nothing is written.
+func (c *Chats) Send(ctx context.Context, chat, sender string, v any) (Message, error) {
+	if err := checkID("chat", chat); err != nil {
+		return Message{}, fmt.Errorf("chat: send: %w", err)
+	}
+	if err := checkID("sender", sender); err != nil {
+		return Message{}, fmt.Errorf("chat: send to %q: %w", chat, err)
+	}
+	payload, err := c.encode(v)
+	if err != nil {
+		return Message{}, fmt.Errorf("chat: send to %q: %w", chat, err)
+	}
+	r, err := sendScript.RunOnce(ctx, c.rdb, c.keys.Once(chat), c.chatKeys(chat), sender, payload, c.wakePrefix())
+	if err != nil {
+		return Message{}, fmt.Errorf("chat: send to %q: %w", chat, err)
+	}
+	ns, err := sendScript.AsInt64s(r)
+	switch {
+	case err != nil || len(ns) == 0:
+		return Message{}, fmt.Errorf("chat: send to %q: %w: reply %v", chat, ria.ErrCorrupt, r)
+	case ns[0] == -1:
+		return Message{}, fmt.Errorf("chat: send to %q: %w", chat, ErrNoChat)
+	case ns[0] == -2:
+		return Message{}, fmt.Errorf("chat: send to %q by %q: %w", chat, sender, ErrNotMember)
+	case len(ns) != 3:
+		return Message{}, fmt.Errorf("chat: send to %q: %w: reply %v", chat, ria.ErrCorrupt, r)
+	}
+	return Message{Chat: chat, ID: ns[1], Sender: sender, Time: time.UnixMilli(ns[2]), Payload: payload, codec: c.codec}, nil
+}
+
+// Join adds user to chat (join_chat): they see only the messages sent
+// after they joined. Joining a chat one is a member of changes nothing.
+// Two round trips: a script in the chat's slot, then SADD to the user's
+// list. Both steps are idempotent, so a re-sent or repeated Join is
+// harmless, and it completes a Create or Join cut between its steps.
+//
+// Unknown chats give [ErrNoChat] and nothing is written; a bad id is an
+// error; a chat key of another Redis type gives a *ria.KeyError and
+// nothing is written. A user list of another type gives a *ria.KeyError
+// after the chat side was written.
+func (c *Chats) Join(ctx context.Context, chat, user string) error {
+	if err := checkPair(chat, user); err != nil {
+		return fmt.Errorf("chat: join: %w", err)
+	}
+	n, err := joinScript.Int64(ctx, c.rdb, []string{c.membersKey(chat), c.idsKey(chat)}, user)
+	if err != nil {
+		return fmt.Errorf("chat: join %q: %w", chat, script.Unknown(err))
+	}
+	if n == -1 {
+		return fmt.Errorf("chat: join %q: %w", chat, ErrNoChat)
+	}
+	if err := c.rdb.SAdd(ctx, c.chatsKey(user), chat).Err(); err != nil {
+		return c.listErr(ctx, "join", chat, user, err)
+	}
+	return nil
+}
+
+// listErr maps the error of a write to user's chat list.
+func (c *Chats) listErr(ctx context.Context, op, chat, user string, err error) error {
+	return fmt.Errorf("chat: %s %q: list of %q: %w", op, chat, user,
+		script.Unknown(c.readErr(ctx, err, c.chatsKey(user), "chat user chats", "set")))
+}
+
+// Leave removes user from chat (leave_chat). The chat is deleted with its
+// last member; otherwise the messages every remaining member has seen are
+// trimmed. Leaving a chat one is not in (or that does not exist) changes
+// nothing and is not an error, so a re-sent Leave is harmless. Two round
+// trips: a script in the chat's slot, then SREM from the user's list.
+//
+// A bad id is an error; a chat key of another Redis type gives a
+// *ria.KeyError and nothing is written.
+func (c *Chats) Leave(ctx context.Context, chat, user string) error {
+	if err := checkPair(chat, user); err != nil {
+		return fmt.Errorf("chat: leave: %w", err)
+	}
+	if _, err := leaveScript.Int64(ctx, c.rdb, c.chatKeys(chat), user); err != nil {
+		return fmt.Errorf("chat: leave %q: %w", chat, script.Unknown(err))
+	}
+	if err := c.rdb.SRem(ctx, c.chatsKey(user), chat).Err(); err != nil {
+		return c.listErr(ctx, "leave", chat, user, err)
+	}
+	return nil
+}
+
+func checkPair(chat, user string) error {
+	if err := checkID("chat", chat); err != nil {
+		return err
+	}
+	return checkID("user", user)
+}
+
+// History returns up to n messages of chat with ids above after, in id
+// order: history paging by id (start with after 0, then the last id of
+// each page). Only messages not yet trimmed (seen by every member) are
+// there. It reads, marks nothing seen. One round trip.
+//
+// Unknown chats give [ErrNoChat]; n outside 1 to [MaxPage], a negative
+// after or a bad id is an error; a chat key of another Redis type gives a
+// *ria.KeyError.
+func (c *Chats) History(ctx context.Context, chat string, after int64, n int) ([]Message, error) {
+	if err := checkID("chat", chat); err != nil {
+		return nil, fmt.Errorf("chat: history: %w", err)
+	}
+	if n < 1 || n > MaxPage || after < 0 {
+		return nil, fmt.Errorf("chat: history of %q: after %d, n %d: want after >= 0, n 1 to %d: %w", chat, after, n, MaxPage, ErrInvalid)
+	}
+	r, err := historyScript.Run(ctx, c.rdb, []string{c.membersKey(chat), c.msgsKey(chat)}, after, n)
+	if err != nil {
+		return nil, fmt.Errorf("chat: history of %q: %w", chat, err)
+	}
+	arr, ok := r.([]any)
+	if !ok || len(arr) == 0 {
+		return nil, fmt.Errorf("chat: history of %q: %w: reply %v", chat, ria.ErrCorrupt, r)
+	}
+	if code, _ := arr[0].(int64); code == -1 {
+		return nil, fmt.Errorf("chat: history of %q: %w", chat, ErrNoChat)
+	}
+	out := make([]Message, 0, len(arr)-1)
+	for _, e := range arr[1:] {
+		s, _ := e.(string)
+		m, err := c.unpack(chat, s)
+		if err != nil {
+			return nil, fmt.Errorf("chat: history of %q: %w", chat, err)
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// unpack parses a stored message '<id>:<ms>:<len(sender)>:<sender><payload>'.
+func (c *Chats) unpack(chat, s string) (Message, error) {
+	bad := func() (Message, error) {
+		return Message{}, &ria.KeyError{Role: "chat messages", Key: c.msgsKey(chat),
+			Got: fmt.Sprintf("member %.40q", s), Want: "id:ms:len:sender payload", Err: ria.ErrCorrupt}
+	}
+	var nums [3]int64
+	rest := s
+	for i := range nums {
+		f, r, ok := strings.Cut(rest, ":")
+		if !ok {
+			return bad()
+		}
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil || n < 0 {
+			return bad()
+		}
+		nums[i], rest = n, r
+	}
+	if int64(len(rest)) < nums[2] {
+		return bad()
+	}
+	return Message{Chat: chat, ID: nums[0], Time: time.UnixMilli(nums[1]), Sender: rest[:nums[2]],
+		Payload: []byte(rest[nums[2]:]), codec: c.codec}, nil
+}
+
+// Chats returns the ids of the chats user is a member of, sorted. One
+// round trip.
+func (c *Chats) Chats(ctx context.Context, user string) ([]string, error) {
+	if err := checkID("user", user); err != nil {
+		return nil, fmt.Errorf("chat: chats: %w", err)
+	}
+	ids, err := c.userChats(ctx, user)
+	if err != nil {
+		return nil, fmt.Errorf("chat: chats of %q: %w", user, err)
+	}
+	return ids, nil
+}
+
+func (c *Chats) userChats(ctx context.Context, user string) ([]string, error) {
+	key := c.chatsKey(user)
+	ids, err := c.rdb.SMembers(ctx, key).Result()
+	if err != nil {
+		return nil, c.readErr(ctx, err, key, "chat user chats", "set")
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
