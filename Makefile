@@ -1,7 +1,7 @@
 # ria: make test is what CI runs (.ci/run); make examples is where to start.
 GO ?= go
 
-.PHONY: all test test-loaded vet examples bench redis cover fuzz
+.PHONY: all test test-loaded vet examples bench benchdata redis cover fuzz
 
 all: test
 
@@ -47,9 +47,20 @@ test-loaded: redis vet
 examples:
 	@for m in examples/*/main.go; do d=$$(dirname $$m); echo "== $$d"; $(GO) run ./$$d || exit 1; done
 
+# benchdata: what the benchmarks compare with or read, from Debian's
+# packages when missing (root): RediSearch and the English, French and
+# Polish word lists. A benchmark whose data is missing says so and skips.
+benchdata:
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  for p in redis-redisearch wamerican-insane wfrench wpolish; do \
+	    dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	  if [ -n "$$missing" ]; then echo "installing$$missing (apt-get)"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; fi; \
+	else echo "benchdata: not root, using what is installed"; fi
+
 # bench: package benchmarks on a real server, then the side-by-side
 # comparisons of bench/ (a separate module). Prints ratios, not verdicts.
-bench: redis
+bench: redis benchdata
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./...
 	cd bench && $(GO) run ./lockbench
 	cd bench && $(GO) run ./queuebench

@@ -7,9 +7,11 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/redis/go-redis/v9"
 
@@ -207,4 +209,113 @@ func bookComplete(ctx context.Context, rdb redis.UniversalClient, key, prefix st
 		}
 		return slices.DeleteFunc(items, func(s string) bool { return s[len(s)-1] == '{' }), nil
 	}
+}
+
+// wordLists are Debian's word lists (wamerican-insane, wfrench, wpolish;
+// `make bench` installs them): English, and accented French and Polish.
+var wordLists = []string{"/usr/share/dict/american-english-insane", "/usr/share/dict/french", "/usr/share/dict/polish"}
+
+// readWords returns the distinct words of the lists present, at most
+// perList of each (the Polish list has 4.3 million).
+func readWords(b *testing.B, perList int) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, path := range wordLists {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			b.Logf("no word list %s: %v", path, err)
+			continue
+		}
+		n := 0
+		for w := range strings.Lines(string(data)) {
+			w = strings.TrimSpace(w)
+			if w == "" || seen[w] || !utf8.ValidString(w) {
+				continue
+			}
+			seen[w] = true
+			out = append(out, w)
+			if n++; n == perList {
+				break
+			}
+		}
+	}
+	return out
+}
+
+// BenchmarkCompleteWords is one completion of a 2-letter prefix of a
+// dictionary word (10 names) over the words of English, French and Polish
+// dictionaries (about 1.3 million, accented ones included) on a real
+// server: this package's Complete, the same ZRANGEBYLEX sent by hand (the
+// limit), and RediSearch's FT.SUGGET over the same words. The book's
+// sentinel method handles a-z only and is left out.
+func BenchmarkCompleteWords(b *testing.B) {
+	words := readWords(b, 400000)
+	if len(words) == 0 {
+		b.Skip("no word lists: apt-get install wamerican-insane wfrench wpolish (make bench does)")
+	}
+	be := redistest.New(b, redistest.Standalone)
+	ctx := context.Background()
+	ac, err := autocomplete.New(be.Client, autocomplete.WithPrefix(be.Prefix))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; i < len(words); i += autocomplete.MaxBatch {
+		if err := ac.Join(ctx, "words", words[i:min(i+autocomplete.MaxBatch, len(words))]...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	rng := rand.New(rand.NewPCG(8, 9))
+	prefixes := make([]string, 0, 256)
+	for len(prefixes) < cap(prefixes) {
+		if r := []rune(words[rng.IntN(len(words))]); len(r) >= 2 {
+			prefixes = append(prefixes, string(r[:2]))
+		}
+	}
+	b.Logf("%d words", len(words))
+	b.Run("ria", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			got, err := ac.Complete(ctx, "words", prefixes[i%len(prefixes)], 10)
+			if err != nil || len(got) == 0 {
+				b.Fatal(prefixes[i%len(prefixes)], got, err)
+			}
+			i++
+		}
+	})
+	b.Run("limit-zrangebylex", func(b *testing.B) {
+		key := be.Prefix + "{words}:members"
+		i := 0
+		for b.Loop() {
+			p := autocomplete.Fold(prefixes[i%len(prefixes)])
+			got, err := be.Client.ZRangeByLex(ctx, key, &redis.ZRangeBy{Min: "[" + p + "\x00", Max: "(" + p + "\xff", Count: 10}).Result()
+			if err != nil || len(got) == 0 {
+				b.Fatal(got, err)
+			}
+			i++
+		}
+	})
+	b.Run("redisearch-sugget", func(b *testing.B) {
+		if _, err := os.Stat(redisearch); err != nil {
+			b.Skipf("no RediSearch module at %s (Debian redis-redisearch)", redisearch)
+		}
+		srv := redistest.StartServer(b, "--loadmodule", redisearch)
+		rs := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+		defer rs.Close()
+		for i := 0; i < len(words); i += 10000 {
+			p := rs.Pipeline()
+			for _, w := range words[i:min(i+10000, len(words))] {
+				p.Do(ctx, "FT.SUGADD", "ac", w, 1)
+			}
+			if _, err := p.Exec(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+		i := 0
+		for b.Loop() {
+			if err := rs.Do(ctx, "FT.SUGGET", "ac", prefixes[i%len(prefixes)], "MAX", 10).Err(); err != nil && err != redis.Nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+	})
 }
