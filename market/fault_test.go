@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"slices"
 	"strings"
@@ -26,50 +25,8 @@ import (
 // its reply and cuts the connection, so that go-redis (default retries)
 // re-sends it, or the WATCH loop settles it. After each call the test
 // compares the caller's answer with the server's state; a call whose
-// answer disagrees counts as a disagreement. Each test logs one line of
-// counts.
-
-// harness counts the calls of one test and checks that each lost its
-// replies.
-type harness struct {
-	t        *testing.T
-	f        *redistest.Faults
-	op       string
-	calls    int
-	disagree int
-}
-
-func newHarness(t *testing.T, f *redistest.Faults, op string) *harness {
-	h := &harness{t: t, f: f, op: op}
-	t.Cleanup(func() {
-		t.Logf("fault harness: market %s: calls=%d lost=%d disagreements=%d", h.op, h.calls, h.f.Lost(), h.disagree)
-		assert.Zero(t, h.disagree, "answers that disagree with the server")
-	})
-	return h
-}
-
-// call arms lost replies of the commands each matcher matches (one each,
-// in order), runs fn, and checks that all were lost: the fault happened.
-func (h *harness) call(fn func(), match ...func([]string) bool) {
-	h.t.Helper()
-	lost := h.f.Lost()
-	for _, m := range match {
-		h.f.LoseReply(1, m)
-	}
-	fn()
-	h.calls++
-	require.Equal(h.t, lost+int64(len(match)), h.f.Lost(), "the replies were lost")
-	require.Zero(h.t, h.f.Armed())
-}
-
-// check counts a disagreement unless ok.
-func (h *harness) check(ok bool, format string, args ...any) {
-	h.t.Helper()
-	if !ok {
-		h.disagree++
-		h.t.Errorf("disagreement: "+format, args...)
-	}
-}
+// answer disagrees counts as a disagreement (redistest.Harness). Each test
+// logs one line of counts.
 
 var (
 	scripts = redistest.Scripts
@@ -138,20 +95,20 @@ func TestFaults_AddUser_AddFunds(t *testing.T) {
 		require.NoError(t, m.AddUser(ctx, "warm", "W", 0)) // the scripts cached on the server
 		_, err := m.AddFunds(ctx, "warm", 1)
 		require.NoError(t, err)
-		h := newHarness(t, f, "AddUser/AddFunds")
+		h := redistest.NewHarness(t, f, "market AddUser/AddFunds")
 		money := int64(1)
 		users := []string{"warm"}
 		for i := range 10 {
 			id := fmt.Sprint("u", i)
-			h.call(func() { err = m.AddUser(ctx, id, "U", int64(i)) }, scripts)
+			h.CallEach(func() { err = m.AddUser(ctx, id, "U", int64(i)) }, scripts)
 			require.NoError(t, err, "a lost reply is not a refusal")
 			money += int64(i)
 			users = append(users, id)
 			u, err := plain.User(ctx, id)
-			h.check(err == nil && u.Funds == int64(i), "user %s: %+v, %v", id, u, err)
+			h.Check(err == nil && u.Funds == int64(i), "user %s: %+v, %v", id, u, err)
 			// The same call again (not a re-send): a true refusal.
-			h.call(func() { err = m.AddUser(ctx, id, "U", 5) }, scripts)
-			h.check(errors.Is(err, market.ErrUserExists), "AddUser of an existing user: %v", err)
+			h.CallEach(func() { err = m.AddUser(ctx, id, "U", 5) }, scripts)
+			h.Check(errors.Is(err, market.ErrUserExists), "AddUser of an existing user: %v", err)
 		}
 		want := int64(0)
 		for i := range 20 {
@@ -160,18 +117,18 @@ func TestFaults_AddUser_AddFunds(t *testing.T) {
 			if i%5 == 4 {
 				lose = append(lose, scripts) // the re-send's reply lost too
 			}
-			h.call(func() { n, err = m.AddFunds(ctx, "u0", int64(i+1)) }, lose...)
+			h.CallEach(func() { n, err = m.AddFunds(ctx, "u0", int64(i+1)) }, lose...)
 			require.NoError(t, err)
 			want += int64(i + 1)
 			money += int64(i + 1)
 			got, err := plain.Funds(ctx, "u0")
 			require.NoError(t, err)
-			h.check(n == want && got == want, "AddFunds %d answered %d, the balance is %d, want %d", i, n, got, want)
+			h.Check(n == want && got == want, "AddFunds %d answered %d, the balance is %d, want %d", i, n, got, want)
 		}
-		h.call(func() { _, err = m.AddFunds(ctx, "nobody", 1) }, scripts)
-		h.check(errors.Is(err, market.ErrUnknownUser), "AddFunds of an unknown user: %v", err)
+		h.CallEach(func() { _, err = m.AddFunds(ctx, "nobody", 1) }, scripts)
+		h.Check(errors.Is(err, market.ErrUnknownUser), "AddFunds of an unknown user: %v", err)
 		s := readState(t, plain, users...)
-		h.check(s.totals.Money == money && s.conserved(), "money supply %d, want %d; conserved %v", s.totals.Money, money, s.conserved())
+		h.Check(s.totals.Money == money && s.conserved(), "money supply %d, want %d; conserved %v", s.totals.Money, money, s.conserved())
 	})
 }
 
@@ -185,35 +142,35 @@ func TestFaults_AddItem_List_Buy(t *testing.T) {
 		require.NoError(t, m.List(ctx, "s", "warm", 1))
 		_, err := m.Buy(ctx, "b", "s", "warm", 1)
 		require.NoError(t, err)
-		h := newHarness(t, f, "AddItem/List/Buy")
+		h := redistest.NewHarness(t, f, "market AddItem/List/Buy")
 		funds := map[string]int64{"s": 1, "b": 999}
 		for i := range 10 {
 			item := fmt.Sprint("i", i)
-			h.call(func() { err = m.AddItem(ctx, "s", item) }, scripts)
+			h.CallEach(func() { err = m.AddItem(ctx, "s", item) }, scripts)
 			require.NoError(t, err)
 			s := readState(t, plain, "s", "b")
-			h.check(slices.Contains(s.inv["s"], item) && s.conserved(), "after AddItem %s: %+v", item, s)
-			h.call(func() { err = m.AddItem(ctx, "b", item) }, scripts)
-			h.check(errors.Is(err, market.ErrItemExists), "AddItem of a known item: %v", err)
+			h.Check(slices.Contains(s.inv["s"], item) && s.conserved(), "after AddItem %s: %+v", item, s)
+			h.CallEach(func() { err = m.AddItem(ctx, "b", item) }, scripts)
+			h.Check(errors.Is(err, market.ErrItemExists), "AddItem of a known item: %v", err)
 
 			price := int64(i + 1)
-			h.call(func() { err = m.List(ctx, "s", item, price) }, scripts)
+			h.CallEach(func() { err = m.List(ctx, "s", item, price) }, scripts)
 			require.NoError(t, err, "a lost reply is not ErrNotOwned")
 			p, err := plain.Price(ctx, "s", item)
-			h.check(err == nil && p == price, "after List %s: price %d, %v", item, p, err)
-			h.call(func() { err = m.List(ctx, "s", item, price) }, scripts)
-			h.check(errors.Is(err, market.ErrNotOwned), "List of a listed item: %v", err)
+			h.Check(err == nil && p == price, "after List %s: price %d, %v", item, p, err)
+			h.CallEach(func() { err = m.List(ctx, "s", item, price) }, scripts)
+			h.Check(errors.Is(err, market.ErrNotOwned), "List of a listed item: %v", err)
 
 			var paid int64
-			h.call(func() { paid, err = m.Buy(ctx, "b", "s", item, price) }, scripts)
+			h.CallEach(func() { paid, err = m.Buy(ctx, "b", "s", item, price) }, scripts)
 			require.NoError(t, err, "a lost reply is not ErrNotListed")
 			funds["b"] -= price
 			funds["s"] += price
 			s = readState(t, plain, "s", "b")
-			h.check(paid == price && maps(s.funds, funds) && slices.Contains(s.inv["b"], item) && s.conserved(),
+			h.Check(paid == price && maps(s.funds, funds) && slices.Contains(s.inv["b"], item) && s.conserved(),
 				"after Buy %s: paid %d, state %+v, want funds %v", item, paid, s, funds)
-			h.call(func() { _, err = m.Buy(ctx, "b", "s", item, price) }, scripts)
-			h.check(errors.Is(err, market.ErrNotListed), "Buy of a sold item: %v", err)
+			h.CallEach(func() { _, err = m.Buy(ctx, "b", "s", item, price) }, scripts)
+			h.Check(errors.Is(err, market.ErrNotListed), "Buy of a sold item: %v", err)
 		}
 	})
 }
@@ -266,32 +223,32 @@ func TestFaults_watchVariants(t *testing.T) {
 				return []func([]string) bool{exec, settling, settling}
 			}},
 		}
-		h := newHarness(t, f, "ListWatch/BuyWatch/BuyLocked")
+		h := redistest.NewHarness(t, f, "market ListWatch/BuyWatch/BuyLocked")
 		for _, fault := range faults {
 			it := newItem()
 			var err error
-			h.call(func() { err = m.ListWatch(ctx, "s", it, 7) }, fault.match("ListWatch")...)
+			h.CallEach(func() { err = m.ListWatch(ctx, "s", it, 7) }, fault.match("ListWatch")...)
 			require.NoError(t, err, "ListWatch, %s lost", fault.name)
 			p, perr := plain.Price(ctx, "s", it)
-			h.check(perr == nil && p == 7, "ListWatch, %s lost: price %d, %v", fault.name, p, perr)
+			h.Check(perr == nil && p == 7, "ListWatch, %s lost: price %d, %v", fault.name, p, perr)
 			s := readState(t, plain, "s", "b")
-			h.check(!slices.Contains(s.inv["s"], it) && s.conserved(), "ListWatch, %s lost: %+v", fault.name, s)
+			h.Check(!slices.Contains(s.inv["s"], it) && s.conserved(), "ListWatch, %s lost: %+v", fault.name, s)
 
 			for _, v := range variants[1:] {
 				it := newItem()
 				require.NoError(t, plain.List(ctx, "s", it, 3))
 				var paid int64
-				h.call(func() { paid, err = v.buy(m, ctx, "b", "s", it, 3) }, fault.match(v.name)...)
+				h.CallEach(func() { paid, err = v.buy(m, ctx, "b", "s", it, 3) }, fault.match(v.name)...)
 				require.NoError(t, err, "%s, %s lost", v.name, fault.name)
 				funds["b"] -= 3
 				funds["s"] += 3
 				s := readState(t, plain, "s", "b")
-				h.check(paid == 3 && maps(s.funds, funds) && slices.Contains(s.inv["b"], it) && s.conserved(),
+				h.Check(paid == 3 && maps(s.funds, funds) && slices.Contains(s.inv["b"], it) && s.conserved(),
 					"%s, %s lost: paid %d, state %+v, want funds %v", v.name, fault.name, paid, s, funds)
 				// Sold: the same purchase again, its reads' reply lost, is
 				// truly refused (a refusal sends no EXEC).
-				h.call(func() { _, err = v.buy(m, ctx, "b", "s", it, 3) }, reads[v.name])
-				h.check(errors.Is(err, market.ErrNotListed), "%s of a sold item, reads lost: %v", v.name, err)
+				h.CallEach(func() { _, err = v.buy(m, ctx, "b", "s", it, 3) }, reads[v.name])
+				h.Check(errors.Is(err, market.ErrNotListed), "%s of a sold item, reads lost: %v", v.name, err)
 			}
 		}
 	})
@@ -323,7 +280,7 @@ func TestFaults_abortedExecLost(t *testing.T) {
 		m := newMarket(t, b, rdb, "m")
 		book(t, plain)
 		require.NoError(t, plain.AddItem(ctx, "17", "ItemB"))
-		hr := newHarness(t, f, "BuyWatch/BuyLocked/ListWatch, aborted EXEC lost")
+		hr := redistest.NewHarness(t, f, "market BuyWatch/BuyLocked/ListWatch, aborted EXEC lost")
 		for _, v := range variants[1:] {
 			item := map[string]string{"BuyWatch": "ItemA", "BuyLocked": "ItemB"}[v.name]
 			require.NoError(t, plain.List(ctx, "17", item, 10))
@@ -332,22 +289,22 @@ func TestFaults_abortedExecLost(t *testing.T) {
 				paid int64
 				err  error
 			)
-			hr.call(func() { paid, err = v.buy(m, ctx, "27", "17", item, 10) }, exec)
+			hr.CallEach(func() { paid, err = v.buy(m, ctx, "27", "17", item, 10) }, exec)
 			require.NoError(t, err, v.name)
 			require.Equal(t, 1, h.ran)
 			require.Equal(t, 2, execs, "%s: the first EXEC aborted, the call started over", v.name)
 			s := readState(t, plain, "17", "27")
-			hr.check(paid == 10 && slices.Contains(s.inv["27"], item) && s.conserved(), "%s: paid %d, %+v", v.name, paid, s)
+			hr.Check(paid == 10 && slices.Contains(s.inv["27"], item) && s.conserved(), "%s: paid %d, %+v", v.name, paid, s)
 		}
 		h.ran, execs = 0, 0
 		var err error
-		hr.call(func() { err = m.ListWatch(ctx, "27", "ItemA", 20) }, exec)
+		hr.CallEach(func() { err = m.ListWatch(ctx, "27", "ItemA", 20) }, exec)
 		require.NoError(t, err)
 		require.Equal(t, 2, execs, "ListWatch: the first EXEC aborted, the call started over")
 		p, err := plain.Price(ctx, "27", "ItemA")
-		hr.check(err == nil && p == 20, "ListWatch: price %d, %v", p, err)
+		hr.Check(err == nil && p == 20, "ListWatch: price %d, %v", p, err)
 		s := readState(t, plain, "17", "27")
-		hr.check(s.funds["27"] == 105 && s.funds["17"] == 20 && s.conserved(), "%+v", s)
+		hr.Check(s.funds["27"] == 105 && s.funds["17"] == 20 && s.conserved(), "%+v", s)
 	})
 }
 
@@ -416,35 +373,6 @@ func addHook(rdb redis.UniversalClient, h redis.Hook) {
 	rdb.AddHook(h)
 }
 
-// stall holds replies back 3ms now and then (a goroutine turns f's delay on
-// for 0-2ms, then off for 0-6ms), until the returned function is called.
-func stall(f *redistest.Faults) (stop func()) {
-	done := make(chan struct{})
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		t := time.NewTimer(0)
-		defer t.Stop()
-		on := false
-		for {
-			select {
-			case <-done:
-				f.Delay(0)
-				return
-			case <-t.C:
-			}
-			on = !on
-			if on {
-				f.Delay(3 * time.Millisecond)
-				t.Reset(time.Duration(rand.IntN(2000)) * time.Microsecond)
-			} else {
-				f.Delay(0)
-				t.Reset(time.Duration(rand.IntN(6000)) * time.Microsecond)
-			}
-		}
-	}()
-	return func() { close(done); <-finished }
-}
 
 // stalledClient is a faulty client with a 1ms read timeout (the issue's
 // setting), go-redis's default retries, and a pool timeout of a minute, so
@@ -503,7 +431,7 @@ func TestFaults_Buy_stalls(t *testing.T) {
 		_, _ = m.Listings(ctx, 1) // connections made, cluster layout learnt
 
 		start := dials.Load()
-		stop := stall(f)
+		stop := f.Stall()
 		answers := make([]error, calls)
 		var ok, unknown int
 		for i := range calls {
@@ -567,7 +495,7 @@ func TestFaults_AddFunds_stalls(t *testing.T) {
 		_, _ = m.Listings(ctx, 1)
 
 		start := dials.Load()
-		stop := stall(f)
+		stop := f.Stall()
 		var ok, unknown, other int
 		for range calls {
 			switch _, err := m.AddFunds(ctx, "u", 1); {
@@ -617,7 +545,7 @@ func TestFaults_watch_stalls(t *testing.T) {
 				m := newMarket(t, b, rdb, v.name)
 				_, _ = m.Listings(ctx, 1)
 				start := dials.Load()
-				stop := stall(f)
+				stop := f.Stall()
 				answers := make([]error, calls)
 				var ok, unknown, failed int
 				for i := range calls {

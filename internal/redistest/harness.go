@@ -47,6 +47,20 @@ func (h *Harness) Call(n int, match func([]string) bool, fn func()) {
 	require.Zero(h.t, h.f.Armed())
 }
 
+// CallEach arms one lost reply for each matcher, in order (say, a WATCH
+// then an EXEC), runs fn, and checks that all were lost.
+func (h *Harness) CallEach(fn func(), match ...func([]string) bool) {
+	h.t.Helper()
+	lost := h.f.Lost()
+	for _, m := range match {
+		h.f.LoseReply(1, m)
+	}
+	fn()
+	h.calls++
+	require.Equal(h.t, lost+int64(len(match)), h.f.Lost(), "the replies were lost")
+	require.Zero(h.t, h.f.Armed())
+}
+
 // Counted counts a call whose faults the test armed itself (and checked).
 func (h *Harness) Counted() { h.calls++ }
 
