@@ -5,11 +5,9 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/ria-go/ria"
 	"github.com/ria-go/ria/internal/keys"
 	"github.com/ria-go/ria/internal/script"
 )
@@ -75,7 +73,7 @@ type Client interface {
 
 	ZRangeByLex(ctx context.Context, key string, opt *redis.ZRangeBy) *redis.StringSliceCmd
 	LRange(ctx context.Context, key string, start, stop int64) *redis.StringSliceCmd
-	Type(ctx context.Context, key string) *redis.StatusCmd
+	Do(ctx context.Context, args ...any) *redis.Cmd // TYPE, to name a key of another type
 }
 
 var (
@@ -141,19 +139,4 @@ func checkEntity(kind, s string) error {
 		return fmt.Errorf("%s of %d bytes: %w", kind, len(s), ErrTooLong)
 	}
 	return nil
-}
-
-// readErr turns the error of a plain read of key into what the caller
-// returns: a WRONGTYPE reply becomes a *ria.KeyError naming the key, its
-// role and the type found there (one more round trip, on this path only).
-func (c *Completer) readErr(ctx context.Context, err error, key, role, want string) error {
-	var rerr redis.Error
-	if !errors.As(err, &rerr) || !strings.HasPrefix(rerr.Error(), "WRONGTYPE") {
-		return err
-	}
-	got := "another type"
-	if t, terr := c.rdb.Type(ctx, key).Result(); terr == nil && t != "none" {
-		got = "a " + t
-	}
-	return &ria.KeyError{Role: role, Key: key, Got: got, Want: "a " + want, Err: ria.ErrWrongType}
 }

@@ -84,7 +84,7 @@ func (c *Completer) recentContacts(ctx context.Context, user string) ([]string, 
 	key := c.recentKey(user)
 	all, err := c.rdb.LRange(ctx, key, 0, -1).Result()
 	if err != nil {
-		return nil, c.readErr(ctx, err, key, "autocomplete recent contacts", "list")
+		return nil, script.WrongType(ctx, c.rdb, err, key, "autocomplete recent contacts", "list")
 	}
 	return all, nil
 }

@@ -75,7 +75,7 @@ func (c *Completer) Complete(ctx context.Context, set, prefix string, n int) ([]
 	// (miniredis).
 	ms, err := c.rdb.ZRangeByLex(ctx, key, &redis.ZRangeBy{Min: "[" + p + "\x00", Max: "(" + p + "\xff", Count: int64(n)}).Result()
 	if err != nil {
-		return nil, fmt.Errorf("autocomplete: complete in %q: %w", set, c.readErr(ctx, err, key, "autocomplete members", "zset"))
+		return nil, fmt.Errorf("autocomplete: complete in %q: %w", set, script.WrongType(ctx, c.rdb, err, key, "autocomplete members", "zset"))
 	}
 	out := make([]string, 0, len(ms))
 	for _, m := range ms {

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ria-go/ria"
+	"github.com/ria-go/ria/internal/script"
 )
 
 // fillConcurrency bounds the loads and restores a [Batch.Exec] runs at once
@@ -209,7 +210,7 @@ func (it *entryRead[T]) settle(ctx context.Context) func(context.Context) {
 			it.r.set(v, err == nil, err)
 		}
 	case err != nil:
-		err = wrongType(ctx, c.rdb, err, c.valKey(it.key), "cache entry", "string")
+		err = script.WrongType(ctx, c.rdb, err, c.valKey(it.key), "cache entry", "string")
 		it.r.set(zero, false, fmt.Errorf("cache: read %q (cache %s): %w", it.key, c.name, err))
 		return nil
 	}
@@ -274,7 +275,7 @@ func (it *counterRead) settle(ctx context.Context) func(context.Context) {
 			it.r.set(v, err == nil, err)
 		}
 	case err != nil:
-		err = wrongType(ctx, it.c.rdb, err, it.c.counterKeys(it.key).count, "cache counter", "string")
+		err = script.WrongType(ctx, it.c.rdb, err, it.c.counterKeys(it.key).count, "cache counter", "string")
 		it.r.set(0, false, fmt.Errorf("cache: counter %s read %q: %w", it.c.name, it.key, err))
 		return nil
 	}
@@ -317,7 +318,7 @@ func (it *latestRead[T]) queue(ctx context.Context, p redis.Pipeliner) {
 
 func (it *latestRead[T]) settle(ctx context.Context) func(context.Context) {
 	raw, err := it.cmd.Result()
-	err = wrongType(ctx, it.l.rdb, err, it.l.listKey(it.key), "cache latest list", "list")
+	err = script.WrongType(ctx, it.l.rdb, err, it.l.listKey(it.key), "cache latest list", "list")
 	if err == nil {
 		var vs []T
 		if vs, err = it.l.decode(raw); err == nil {
@@ -362,7 +363,7 @@ func (it *topRead[T]) queue(ctx context.Context, p redis.Pipeliner) {
 
 func (it *topRead[T]) settle(ctx context.Context) func(context.Context) {
 	zs, err := it.cmd.Result()
-	err = wrongType(ctx, it.t.rdb, err, it.t.rankKey(it.key), "cache top ranking", "zset")
+	err = script.WrongType(ctx, it.t.rdb, err, it.t.rankKey(it.key), "cache top ranking", "zset")
 	if err == nil {
 		var rs []Ranked[T]
 		if rs, err = it.t.decode(zs); err == nil {

@@ -624,7 +624,7 @@ func (c *Cache[T]) claim(ctx context.Context, val, marker string) (cur string, f
 	case err == redis.Nil:
 		return "", false, false, nil
 	case err != nil:
-		return "", false, false, wrongType(ctx, c.rdb, err, val, "cache entry", "string")
+		return "", false, false, script.WrongType(ctx, c.rdb, err, val, "cache entry", "string")
 	}
 	return cur, true, due, nil
 }
@@ -899,20 +899,4 @@ func (c *Cache[T]) decode(payload string) (T, error) {
 func isKeyError(err error) bool {
 	var kerr *ria.KeyError
 	return errors.As(err, &kerr)
-}
-
-// wrongType turns a WRONGTYPE reply to a plain command on key (not a
-// script: scripts check their keys themselves) into a *ria.KeyError naming
-// the key's role and the type it holds (read with TYPE, best effort).
-// Other errors are returned as they are.
-func wrongType(ctx context.Context, rdb Client, err error, key, role, want string) error {
-	var rerr redis.Error
-	if !errors.As(err, &rerr) || !strings.HasPrefix(rerr.Error(), "WRONGTYPE") {
-		return err
-	}
-	got := "another type"
-	if t, terr := rdb.Do(ctx, "type", key).Text(); terr == nil {
-		got = "a " + t
-	}
-	return &ria.KeyError{Role: role, Key: key, Got: got, Want: "a " + want, Err: ria.ErrWrongType}
 }

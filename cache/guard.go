@@ -61,7 +61,7 @@ func (g *Guard) Allow(ctx context.Context, key string, window time.Duration) (bo
 	case err == redis.Nil:
 		return true, nil
 	case err != nil:
-		return false, fmt.Errorf("cache: guard %s allow %q: %w", g.name, key, script.Unknown(wrongType(ctx, g.rdb, err, k, "cache guard", "string")))
+		return false, fmt.Errorf("cache: guard %s allow %q: %w", g.name, key, script.Unknown(script.WrongType(ctx, g.rdb, err, k, "cache guard", "string")))
 	}
 	return held == nonce, nil
 }

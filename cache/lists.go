@@ -113,7 +113,7 @@ func (l *Latest[T]) List(ctx context.Context, key string) ([]T, error) {
 	}
 	raw, err := l.rdb.LRange(ctx, l.listKey(key), 0, int64(l.n)-1).Result()
 	if err != nil {
-		err = wrongType(ctx, l.rdb, err, l.listKey(key), "cache latest list", "list")
+		err = script.WrongType(ctx, l.rdb, err, l.listKey(key), "cache latest list", "list")
 		return nil, fmt.Errorf("cache: latest %s list %q: %w", l.name, key, err)
 	}
 	out, err := l.decode(raw)
@@ -240,7 +240,7 @@ func (t *Top[T]) Range(ctx context.Context, key string, n int) ([]Ranked[T], err
 	}
 	zs, err := t.rdb.ZRevRangeWithScores(ctx, t.rankKey(key), 0, int64(n)-1).Result()
 	if err != nil {
-		err = wrongType(ctx, t.rdb, err, t.rankKey(key), "cache top ranking", "zset")
+		err = script.WrongType(ctx, t.rdb, err, t.rankKey(key), "cache top ranking", "zset")
 		return nil, fmt.Errorf("cache: top %s range %q: %w", t.name, key, err)
 	}
 	out, err := t.decode(zs)

@@ -12,7 +12,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/ria-go/ria"
 	"github.com/ria-go/ria/internal/keys"
 	"github.com/ria-go/ria/internal/script"
 )
@@ -99,7 +98,7 @@ type Client interface {
 	SAdd(ctx context.Context, key string, members ...any) *redis.IntCmd
 	SRem(ctx context.Context, key string, members ...any) *redis.IntCmd
 	HMGet(ctx context.Context, key string, fields ...string) *redis.SliceCmd
-	Type(ctx context.Context, key string) *redis.StatusCmd
+	Do(ctx context.Context, args ...any) *redis.Cmd // TYPE, to name a key of another type
 	// Subscribe serves [Chats.Wait].
 	Subscribe(ctx context.Context, channels ...string) *redis.PubSub
 }
@@ -279,19 +278,4 @@ func (c *Chats) encode(v any) ([]byte, error) {
 		return nil, fmt.Errorf("payload of %d bytes: %w", len(b), ErrTooLong)
 	}
 	return b, nil
-}
-
-// readErr turns the error of a plain read of key into what the caller
-// returns: a WRONGTYPE reply becomes a *ria.KeyError naming the key, its
-// role and the type found there (one more round trip, on this path only).
-func (c *Chats) readErr(ctx context.Context, err error, key, role, want string) error {
-	var rerr redis.Error
-	if !errors.As(err, &rerr) || !strings.HasPrefix(rerr.Error(), "WRONGTYPE") {
-		return err
-	}
-	got := "another type"
-	if t, terr := c.rdb.Type(ctx, key).Result(); terr == nil && t != "none" {
-		got = "a " + t
-	}
-	return &ria.KeyError{Role: role, Key: key, Got: got, Want: "a " + want, Err: ria.ErrWrongType}
 }

@@ -148,7 +148,7 @@ func (c *Chats) Files(ctx context.Context, chat string) ([]string, error) {
 	key := c.filesKey(chat)
 	ids, err := c.rdb.SMembers(ctx, key).Result()
 	if err != nil {
-		return nil, fmt.Errorf("chat: files of %q: %w", chat, c.readErr(ctx, err, key, "chat files", "set"))
+		return nil, fmt.Errorf("chat: files of %q: %w", chat, script.WrongType(ctx, c.rdb, err, key, "chat files", "set"))
 	}
 	return ids, nil
 }
@@ -185,7 +185,7 @@ func (c *Chats) OpenFile(ctx context.Context, chat, user, id string) (*FileReade
 	meta, data := c.fileKeys(chat, id)
 	vals, err := c.rdb.HMGet(ctx, meta, "last", "pos:"+user, "off:"+user).Result()
 	if err != nil {
-		return nil, fmt.Errorf("chat: open file %q: %w", id, c.readErr(ctx, err, meta, "chat file", "hash"))
+		return nil, fmt.Errorf("chat: open file %q: %w", id, script.WrongType(ctx, c.rdb, err, meta, "chat file", "hash"))
 	}
 	if vals[0] == nil {
 		return nil, fmt.Errorf("chat: open file %q of %q: %w", id, chat, ErrNoFile)

@@ -164,7 +164,7 @@ func (c *Chats) Join(ctx context.Context, chat, user string) error {
 // listErr maps the error of a write to user's chat list.
 func (c *Chats) listErr(ctx context.Context, op, chat, user string, err error) error {
 	return fmt.Errorf("chat: %s %q: list of %q: %w", op, chat, user,
-		script.Unknown(c.readErr(ctx, err, c.chatsKey(user), "chat user chats", "set")))
+		script.Unknown(script.WrongType(ctx, c.rdb, err, c.chatsKey(user), "chat user chats", "set")))
 }
 
 // Leave removes user from chat (leave_chat). The chat is deleted with its
@@ -276,7 +276,7 @@ func (c *Chats) userChats(ctx context.Context, user string) ([]string, error) {
 	key := c.chatsKey(user)
 	ids, err := c.rdb.SMembers(ctx, key).Result()
 	if err != nil {
-		return nil, c.readErr(ctx, err, key, "chat user chats", "set")
+		return nil, script.WrongType(ctx, c.rdb, err, key, "chat user chats", "set")
 	}
 	slices.Sort(ids)
 	return ids, nil

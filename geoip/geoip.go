@@ -13,7 +13,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/ria-go/ria"
 	"github.com/ria-go/ria/internal/keys"
 	"github.com/ria-go/ria/internal/script"
 )
@@ -120,7 +119,7 @@ func (db *DB) Version(ctx context.Context) (string, error) {
 	case errors.Is(err, redis.Nil):
 		return "", nil
 	case err != nil:
-		return "", fmt.Errorf("geoip: version: %w", db.wrongType(ctx, err, db.versionKey(), "geoip version", "string"))
+		return "", fmt.Errorf("geoip: version: %w", script.WrongType(ctx, db.rdb, err, db.versionKey(), "geoip version", "string"))
 	}
 	return v, nil
 }
@@ -204,7 +203,7 @@ func (db *DB) lookup(ctx context.Context, addrs []netip.Addr) ([]*Range, bool, e
 		_, err = pipe.Exec(ctx)
 	}
 	if err != nil && !errors.Is(err, redis.Nil) {
-		return nil, false, fmt.Errorf("geoip: lookup: %w", db.wrongType(ctx, err, key, "geoip ranges", "zset"))
+		return nil, false, fmt.Errorf("geoip: lookup: %w", script.WrongType(ctx, db.rdb, err, key, "geoip ranges", "zset"))
 	}
 	out := make([]*Range, len(addrs))
 	var refs map[string][]int // records key -> indexes of out waiting for a record
@@ -251,7 +250,7 @@ func (db *DB) lookup(ctx context.Context, addrs []netip.Addr) ([]*Range, bool, e
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		for rk := range refs {
-			err = db.wrongType(ctx, err, rk, "geoip records", "hash")
+			err = script.WrongType(ctx, db.rdb, err, rk, "geoip records", "hash")
 		}
 		return nil, false, fmt.Errorf("geoip: lookup: %w", err)
 	}
@@ -278,18 +277,4 @@ func anyStrings(v []any) []string {
 		out[i] = s.(string)
 	}
 	return out
-}
-
-// wrongType turns a WRONGTYPE reply about key into a *ria.KeyError (if key
-// holds another type), and returns other errors as they are.
-func (db *DB) wrongType(ctx context.Context, err error, key, role, want string) error {
-	var rerr redis.Error
-	if !errors.As(err, &rerr) || !strings.HasPrefix(rerr.Error(), "WRONGTYPE") {
-		return err
-	}
-	t, terr := db.rdb.Do(ctx, "type", key).Text()
-	if terr != nil || t == want || t == "none" {
-		return err
-	}
-	return &ria.KeyError{Role: role, Key: key, Got: "a " + t, Want: "a " + want, Err: ria.ErrWrongType}
 }

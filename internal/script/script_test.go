@@ -227,3 +227,20 @@ return redis.call('get', KEYS[1])`)
 		assert.ErrorIs(t, calls[1].Err, ria.ErrOutcomeUnknown)
 	})
 }
+
+func TestWrongType(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		k := b.Prefix + "{w}:h"
+		require.NoError(t, b.Client.HSet(ctx, k, "f", "v").Err())
+		err := b.Client.LRange(ctx, k, 0, -1).Err()
+		require.Error(t, err)
+		var kerr *ria.KeyError
+		require.ErrorAs(t, script.WrongType(ctx, b.Client, err, k, "test list", "list"), &kerr)
+		assert.Equal(t, &ria.KeyError{Role: "test list", Key: k, Got: "a hash", Want: "a list", Err: ria.ErrWrongType}, kerr)
+		assert.Equal(t, err, script.WrongType(ctx, b.Client, err, k, "test hash", "hash"), "key holds the wanted type")
+		other := io.ErrUnexpectedEOF
+		assert.Equal(t, other, script.WrongType(ctx, b.Client, other, k, "test list", "list"))
+		assert.NoError(t, script.WrongType(ctx, b.Client, nil, k, "test list", "list"))
+	})
+}

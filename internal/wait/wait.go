@@ -34,6 +34,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ria-go/ria"
+	"github.com/ria-go/ria/internal/script"
 )
 
 // Client is the subset of go-redis that [Queue] and [Pop] need.
@@ -369,17 +370,9 @@ func (q *queuer) giveUp(ctx context.Context, err error) (bool, error) {
 // popErr turns a WRONGTYPE reply to a blocking read of the grant list into
 // a *ria.KeyError naming its role.
 func (q *queuer) popErr(ctx context.Context, err error) error {
-	var rerr redis.Error
-	if !errors.As(err, &rerr) || !strings.HasPrefix(rerr.Error(), "WRONGTYPE") {
-		return err
-	}
-	got := "another type"
 	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer cancel()
-	if t, terr := q.c.Do(tctx, "type", q.t.GrantKey).Text(); terr == nil {
-		got = "a " + t
-	}
-	return &ria.KeyError{Role: q.t.GrantRole, Key: q.t.GrantKey, Got: got, Want: "a list", Err: ria.ErrWrongType}
+	return script.WrongType(tctx, q.c, err, q.t.GrantKey, q.t.GrantRole, "list")
 }
 
 // pipeRoom is the longest wait a BLPOP may have in a pipeline on c: the
