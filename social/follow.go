@@ -1,0 +1,183 @@
+package social
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ria-go/ria/internal/script"
+)
+
+// ErrSelf is returned by [Network.Follow] and [Network.Unfollow] when a
+// user names itself.
+var ErrSelf = errors.New("social: a user cannot follow itself")
+
+// Follow makes user uid follow user other and returns true, or false if it
+// already did (a repeated Follow completes one that was cut in half: see
+// "Follows between two slots" in the package doc). other's most recent
+// statuses (up to the timeline cap) are copied into uid's home timeline,
+// which is then trimmed to the cap. Three round trips: a read-only script
+// in uid's slot (uid exists, its keys' types), then a script in other's slot (add the follower, count it, read the
+// statuses), then one in uid's (add the followee, count it, copy the
+// statuses). It returns [ErrNoUser] if either user does not exist and
+// [ErrSelf] if they are the same, having written nothing.
+func (n *Network) Follow(ctx context.Context, uid, other string) (bool, error) {
+	uid, other, err := n.pair(ctx, "follow", uid, other)
+	if err != nil {
+		return false, err
+	}
+	v, err := followedScript.Run(ctx, n.rdb, []string{n.userKey(other), n.followersKey(other), n.profileKey(other)}, uid, n.cap)
+	if err != nil {
+		return false, fmt.Errorf("social: follow %q %q: %w", uid, other, err)
+	}
+	arr, ok := v.([]any)
+	if ok && len(arr) == 1 && arr[0] == int64(0) {
+		return false, fmt.Errorf("social: follow %q %q: %q: %w", uid, other, other, ErrNoUser)
+	}
+	if !ok || len(arr) < 2 || len(arr)%2 != 0 {
+		return false, fmt.Errorf("social: follow %q %q: script %s: unexpected reply %v", uid, other, followedScript.Name(), v)
+	}
+	args := append([]any{other, n.cap}, arr[2:]...)
+	keys := []string{n.userKey(uid), n.followingKey(uid), n.homeKey(uid), n.goneKey(uid)}
+	v, err = followScript.RunOnce(ctx, n.rdb, n.onceKey(uid), keys, args...)
+	if err != nil {
+		err = refusal(err)
+		return false, fmt.Errorf("social: follow %q %q: %w", uid, other, err)
+	}
+	added, err := followScript.AsInt64(v)
+	if err != nil {
+		return false, fmt.Errorf("social: follow %q %q: %w", uid, other, err)
+	}
+	return added == 1, nil
+}
+
+// Unfollow makes user uid stop following user other and returns true, or
+// false if it did not follow it (then nothing changes; an unknown user
+// follows no one). Every status of
+// other leaves uid's home timeline ([Network.Refill] tops it up again).
+// Three round trips: the read-only check of [Network.Follow], a script in
+// other's slot (remove the follower, count it), then one in uid's (remove the followee, count it, drop its
+// statuses). A repeated Unfollow completes one that was cut in half. It
+// returns [ErrSelf] if the users are the same.
+func (n *Network) Unfollow(ctx context.Context, uid, other string) (bool, error) {
+	uid, other, err := n.pair(ctx, "unfollow", uid, other)
+	if errors.Is(err, ErrNoUser) {
+		return false, nil // an unknown user follows no one
+	}
+	if err != nil {
+		return false, err
+	}
+	if _, err := unfollowedScript.Run(ctx, n.rdb, []string{n.userKey(other), n.followersKey(other)}, uid); err != nil {
+		return false, fmt.Errorf("social: unfollow %q %q: %w", uid, other, err)
+	}
+	v, err := unfollowScript.RunOnce(ctx, n.rdb, n.onceKey(uid), []string{n.userKey(uid), n.followingKey(uid), n.homeKey(uid)}, other)
+	if errors.Is(refusal(err), errNotFollowing) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("social: unfollow %q %q: %w", uid, other, err)
+	}
+	removed, err := unfollowScript.AsInt64(v)
+	if err != nil {
+		return false, fmt.Errorf("social: unfollow %q %q: %w", uid, other, err)
+	}
+	return removed == 1, nil
+}
+
+// pair checks the two users of a follow and that uid exists.
+func (n *Network) pair(ctx context.Context, op, uid, other string) (string, string, error) {
+	uid, err := checkUID("user", uid)
+	if err != nil {
+		return "", "", fmt.Errorf("social: %s: %w", op, err)
+	}
+	if other, err = checkUID("followed user", other); err != nil {
+		return "", "", fmt.Errorf("social: %s: %w", op, err)
+	}
+	if uid == other {
+		return "", "", fmt.Errorf("social: %s %q: %w", op, uid, ErrSelf)
+	}
+	// Users are never deleted, so a user that exists now exists when the
+	// third step runs; its keys are checked before the second step writes.
+	ex, err := precheckScript.Run(ctx, n.rdb, []string{n.userKey(uid), n.followingKey(uid), n.homeKey(uid), n.goneKey(uid)})
+	if err != nil {
+		return "", "", fmt.Errorf("social: %s %q %q: %w", op, uid, other, err)
+	}
+	if ex != int64(1) {
+		return "", "", fmt.Errorf("social: %s %q %q: %q: %w", op, uid, other, uid, ErrNoUser)
+	}
+	return uid, other, nil
+}
+
+// refillChunk is how many followed users' profiles one pipeline of
+// [Network.Refill] reads.
+const refillChunk = 500
+
+// Refill rebuilds user uid's home timeline from the profiles of the users
+// it follows (refill_timeline): after an unfollow emptied it, or for a
+// timeline that lost entries. The most recent statuses, up to the cap, of
+// all followed users are merged into it; statuses already there stay. It
+// returns the timeline's length. Round trips: 1 per 500 followed users to
+// list them, 1 per node per 500 followed users to read their profiles, and
+// 1 for the script that adds the statuses (only of users still followed
+// then, and not cleaned since). Not a snapshot: a status posted or deleted
+// meanwhile is handled by its own fan-out or clean.
+func (n *Network) Refill(ctx context.Context, uid string) (int64, error) {
+	uid, err := checkUID("user", uid)
+	if err != nil {
+		return 0, fmt.Errorf("social: refill: %w", err)
+	}
+	type entry struct {
+		author, id string
+		score      float64
+	}
+	var best []entry
+	for start := int64(0); ; start += refillChunk {
+		authors, err := n.rdb.ZRange(ctx, n.followingKey(uid), start, start+refillChunk-1).Result()
+		if err != nil {
+			return 0, fmt.Errorf("social: refill %q: %w", uid, script.WrongType(ctx, n.rdb, err, n.followingKey(uid), "social following", "zset"))
+		}
+		if len(authors) == 0 {
+			break
+		}
+		cmds := make([]*redis.ZSliceCmd, len(authors))
+		_, err = n.rdb.Pipelined(ctx, func(pl redis.Pipeliner) error {
+			for i, a := range authors {
+				cmds[i] = pl.ZRevRangeWithScores(ctx, n.profileKey(a), 0, int64(n.cap)-1)
+			}
+			return nil
+		})
+		for i, c := range cmds {
+			if redis.HasErrorPrefix(c.Err(), "WRONGTYPE") {
+				return 0, fmt.Errorf("social: refill %q: %w", uid, script.WrongType(ctx, n.rdb, c.Err(), n.profileKey(authors[i]), "social profile timeline", "zset"))
+			}
+		}
+		if err != nil {
+			return 0, fmt.Errorf("social: refill %q: %w", uid, err)
+		}
+		for i, c := range cmds {
+			for _, z := range c.Val() {
+				best = append(best, entry{authors[i], z.Member.(string), z.Score})
+			}
+		}
+		slices.SortFunc(best, func(a, b entry) int { return cmp.Compare(b.score, a.score) })
+		best = best[:min(len(best), n.cap)]
+		if len(authors) < refillChunk {
+			break
+		}
+	}
+	args := make([]any, 0, 1+3*len(best))
+	args = append(args, n.cap)
+	for _, e := range best {
+		args = append(args, e.author, e.id, strconv.FormatFloat(e.score, 'f', -1, 64))
+	}
+	v, err := refillScript.Run(ctx, n.rdb, []string{n.followingKey(uid), n.homeKey(uid), n.goneKey(uid)}, args...)
+	if err != nil {
+		return 0, fmt.Errorf("social: refill %q: %w", uid, err)
+	}
+	return refillScript.AsInt64(v)
+}

@@ -1,0 +1,26 @@
+-- followed.lua: the followed user's side of a follow: add the follower to
+-- its followers (scored by a sequence of its own, which orders the fan-out
+-- passes) and count it; return its recent statuses. Naturally idempotent:
+-- a re-send finds the follower there and changes nothing.
+-- KEYS[1] followed user's HASH   KEYS[2] its followers ZSET
+-- KEYS[3] its profile ZSET
+-- ARGV[1] follower's user ID   ARGV[2] timeline cap
+-- returns {0} no such user, else {1, added (0/1), id, score, id, score...}
+local user, followers, profile = KEYS[1], KEYS[2], KEYS[3]
+local bad = check_types({user, 'hash', 'social user', followers, 'zset', 'social followers',
+  profile, 'zset', 'social profile timeline'})
+if bad then return bad end
+if redis.call('EXISTS', user) == 0 then return {0} end
+bad = check_hint(user, 'fseq', 'social user') or check_hint(user, 'followers', 'social user')
+if bad then return bad end
+local added = 0
+if not redis.call('ZSCORE', followers, ARGV[1]) then
+  added = 1
+  local seq = redis.call('HINCRBY', user, 'fseq', 1)
+  redis.call('ZADD', followers, seq, ARGV[1])
+  redis.call('HINCRBY', user, 'followers', 1)
+end
+local out = {1, added}
+local st = redis.call('ZREVRANGE', profile, 0, tonumber(ARGV[2]) - 1, 'WITHSCORES')
+for i = 1, #st do out[#out + 1] = st[i] end
+return out

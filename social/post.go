@@ -1,0 +1,339 @@
+package social
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ria-go/ria/internal/script"
+	"github.com/ria-go/ria/queue"
+)
+
+// ErrFanoutIncomplete is returned (wrapped, with the posted [Status]) by
+// [Network.Post] when the status was posted but its fan-out could neither
+// be finished nor handed to the queue; [Network.Syndicate] starts it again.
+var ErrFanoutIncomplete = errors.New("social: status posted, fan-out not finished")
+
+// Task names registered by [Network.Handle].
+const (
+	// TaskFanout feeds a status to one batch of its author's followers and
+	// enqueues the next batch.
+	TaskFanout = "social.fanout"
+	// TaskClean removes a deleted status from one batch of its author's
+	// followers' home timelines and enqueues the next batch.
+	TaskClean = "social.clean"
+)
+
+// pass is the payload of a fan-out or clean task: the followers of Author
+// whose follower number is above After.
+type pass struct {
+	Author string `json:"author"`
+	Status string `json:"status"`
+	Score  int64  `json:"score,omitempty"` // post time (ms), fan-out only
+	After  int64  `json:"after"`
+}
+
+// Post posts a status of user uid with message msg and returns it. It
+// feeds the status to the home timelines of the author's first
+// [WithFanoutBatch] followers before it returns and enqueues a
+// [TaskFanout] task for the rest. Round trips: 1 (the script) plus 1 per
+// node for the first batch when the author has followers, plus 1 for the
+// enqueue when it has more than a batch.
+//
+// It returns [ErrNoUser] if uid does not exist and an error naming the bad
+// argument (nothing written) for a bad uid or a message that is empty, not
+// UTF-8 or longer than [MaxStatusLen] characters. When the status was
+// posted but its first batch failed and the task that would redo it could
+// not be enqueued, it returns the status and an error wrapping
+// [ErrFanoutIncomplete].
+func (n *Network) Post(ctx context.Context, uid, msg string, opts ...PostOption) (Status, error) {
+	uid, err := checkUID("user", uid)
+	if err == nil {
+		err = checkMessage(msg)
+	}
+	var po postOptions
+	for _, o := range opts {
+		if o != nil {
+			o(&po)
+		}
+	}
+	if err == nil && po.at != nil {
+		err = po.at.check()
+	}
+	if err != nil {
+		return Status{}, fmt.Errorf("social: post: %w", err)
+	}
+	lat, lon := "", ""
+	if po.at != nil {
+		lat, lon = strconv.FormatFloat(po.at.Lat, 'f', -1, 64), strconv.FormatFloat(po.at.Lon, 'f', -1, 64)
+	}
+	keys := []string{n.userKey(uid), n.profileKey(uid), n.followersKey(uid), n.statusPrefix(uid)}
+	v, err := postScript.RunOnce(ctx, n.rdb, n.onceKey(uid), keys, uid, msg, n.cap, n.batch, lat, lon)
+	if err != nil {
+		err = refusal(err)
+		return Status{}, fmt.Errorf("social: post %q: %w", uid, err)
+	}
+	arr, ok := v.([]any)
+	if !ok || len(arr) == 0 {
+		return Status{}, fmt.Errorf("social: post %q: script %s: unexpected reply %v", uid, postScript.Name(), v)
+	}
+	if len(arr) < 6 {
+		return Status{}, fmt.Errorf("social: post %q: script %s: unexpected reply %v", uid, postScript.Name(), v)
+	}
+	id, _ := arr[1].(string)
+	ms, _ := arr[2].(int64)
+	more, _ := arr[3].(int64)
+	last, _ := arr[4].(int64)
+	login, _ := arr[5].(string)
+	followers := make([]string, 0, len(arr)-6)
+	for _, f := range arr[6:] {
+		s, _ := f.(string)
+		followers = append(followers, s)
+	}
+	st := Status{ID: id, UID: uid, Login: login, Message: msg, Posted: msToTime(ms), Location: po.at}
+	// The stream hears of it first: a subscriber's client may read its
+	// timeline next. A lost publish loses nothing stored (see Subscribe).
+	n.publish(ctx, Event{Status: st})
+	var tasks []queue.Job
+	if err := n.feed(ctx, uid, id, ms, followers); err != nil {
+		// Redo the whole fan-out in the background: feeding is idempotent.
+		tasks = append(tasks, n.job(TaskFanout, pass{Author: uid, Status: id, Score: ms}))
+	} else if more == 1 {
+		tasks = append(tasks, n.job(TaskFanout, pass{Author: uid, Status: id, Score: ms, After: last}))
+	}
+	if err := n.enqueue(ctx, tasks...); err != nil {
+		return st, fmt.Errorf("social: post %q: %w: %w", uid, ErrFanoutIncomplete, err)
+	}
+	return st, nil
+}
+
+// Syndicate enqueues the fan-out of status id to all its author's
+// followers again, in one round trip plus one to read the status: for a
+// [Network.Post] that returned [ErrFanoutIncomplete]. Feeding a timeline
+// twice changes nothing. It returns [ErrNoStatus] if the status does not
+// exist.
+func (n *Network) Syndicate(ctx context.Context, id string) error {
+	uid, num, err := checkStatusID(id)
+	if err != nil {
+		return fmt.Errorf("social: syndicate: %w", err)
+	}
+	posted, err := n.rdb.HGetAll(ctx, n.statusPrefix(uid)+num).Result()
+	if err != nil {
+		err = script.WrongType(ctx, n.rdb, err, n.statusPrefix(uid)+num, "social status", "hash")
+		return fmt.Errorf("social: syndicate %q: %w", id, err)
+	}
+	ms, err := strconv.ParseInt(posted["posted"], 10, 64)
+	if len(posted) == 0 || posted["uid"] != uid || err != nil {
+		return fmt.Errorf("social: syndicate %q: %w", id, ErrNoStatus)
+	}
+	if err := n.enqueue(ctx, n.job(TaskFanout, pass{Author: uid, Status: id, Score: ms})); err != nil {
+		return fmt.Errorf("social: syndicate %q: %w", id, err)
+	}
+	return nil
+}
+
+// Delete deletes status id of user uid: its hash, and its entries in the
+// author's profile and home timelines, at once (one round trip); pages
+// stop showing it everywhere at once, since a page shows only statuses
+// whose hash exists. A [TaskClean] task then removes it from the
+// followers' home timelines (one more round trip to enqueue it, when the
+// author has followers). It returns [ErrNoStatus] if the status does not
+// exist or is not uid's. If the task cannot be enqueued, Delete returns an
+// error but the status is deleted: the followers' timelines keep a dead
+// entry that pages skip and the cap trims; [Network.Clean] enqueues the
+// task again.
+func (n *Network) Delete(ctx context.Context, uid, id string) error {
+	uid, err := checkUID("user", uid)
+	if err != nil {
+		return fmt.Errorf("social: delete: %w", err)
+	}
+	author, num, err := checkStatusID(id)
+	if err != nil {
+		return fmt.Errorf("social: delete: %w", err)
+	}
+	if author != uid {
+		return fmt.Errorf("social: delete %q of %q: %w", id, uid, ErrNoStatus)
+	}
+	keys := []string{n.userKey(uid), n.statusPrefix(uid) + num, n.profileKey(uid), n.homeKey(uid), n.followersKey(uid)}
+	v, err := deleteScript.RunOnce(ctx, n.rdb, n.onceKey(uid), keys, uid, id)
+	if err != nil {
+		err = refusal(err)
+		return fmt.Errorf("social: delete %q: %w", id, err)
+	}
+	r, ok := v.([]any)
+	if !ok || len(r) != 7 {
+		return fmt.Errorf("social: delete %q: script %s: unexpected reply %v", id, deleteScript.Name(), v)
+	}
+	followers, _ := r[1].(int64)
+	str := func(i int) string { s, _ := r[i].(string); return s }
+	st := Status{ID: id, UID: uid, Login: str(2), Message: str(3), Location: parsePoint(str(5), str(6))}
+	if ms, err := strconv.ParseInt(str(4), 10, 64); err == nil {
+		st.Posted = msToTime(ms)
+	}
+	n.publish(ctx, Event{Status: st, Deleted: true})
+	if followers > 0 {
+		if err := n.enqueue(ctx, n.job(TaskClean, pass{Author: uid, Status: id})); err != nil {
+			return fmt.Errorf("social: delete %q: deleted, clean not enqueued: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// Clean enqueues a [TaskClean] task for status id (deleted) in one round
+// trip: for a [Network.Delete] whose task was not enqueued.
+func (n *Network) Clean(ctx context.Context, id string) error {
+	uid, _, err := checkStatusID(id)
+	if err != nil {
+		return fmt.Errorf("social: clean: %w", err)
+	}
+	if err := n.enqueue(ctx, n.job(TaskClean, pass{Author: uid, Status: id})); err != nil {
+		return fmt.Errorf("social: clean %q: %w", id, err)
+	}
+	return nil
+}
+
+// job is the task of one pass. Its queue ID names the pass, so a re-sent
+// or repeated enqueue of a pass that has not run yet is one task.
+func (n *Network) job(name string, p pass) queue.Job {
+	id := name + ":" + p.Status + ":" + strconv.FormatInt(p.After, 10)
+	return queue.Job{Queue: n.queue, Name: name, Payload: p, Options: []queue.EnqueueOption{queue.ID(id)}}
+}
+
+// enqueue enqueues jobs in one round trip; a pass already waiting is fine.
+func (n *Network) enqueue(ctx context.Context, jobs ...queue.Job) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	_, err := n.tasks.EnqueueBatch(ctx, jobs)
+	if errors.Is(err, queue.ErrDuplicate) {
+		if len(jobs) == 1 {
+			return nil
+		}
+		for _, j := range jobs { // all or nothing: enqueue them one by one
+			if _, err := n.tasks.Enqueue(ctx, j.Queue, j.Name, j.Payload, j.Options...); err != nil && !errors.Is(err, queue.ErrDuplicate) {
+				return err
+			}
+		}
+		return nil
+	}
+	return err
+}
+
+// feed feeds status id (posted at ms) of author to the home timelines of
+// followers, pipelined: one round trip per node. Every follower is fed; a
+// follower whose keys hold another type is skipped, and the first error
+// is returned.
+func (n *Network) feed(ctx context.Context, author, id string, ms int64, followers []string) error {
+	calls := make([]*script.Call, len(followers))
+	for i, f := range followers {
+		calls[i] = deliverScript.Call([]string{n.homeKey(f), n.followingKey(f), n.goneKey(f)}, author, id, ms, n.cap)
+	}
+	return send(ctx, n.rdb, calls)
+}
+
+// send sends calls in one pipeline (one round trip per node) and returns
+// the first error.
+func send(ctx context.Context, rdb Client, calls []*script.Call) error {
+	if len(calls) == 0 {
+		return nil
+	}
+	script.Send(ctx, rdb, calls)
+	for _, c := range calls {
+		if c.Err != nil {
+			return c.Err
+		}
+	}
+	return nil
+}
+
+// Handle registers the handlers of [TaskFanout] and [TaskClean] on w, a
+// worker of the group given to [New] that serves its queue ([WithQueue]).
+// Each task handles one batch of followers ([WithFanoutBatch]) in two
+// round trips plus one per node (read the batch and whether the status
+// still exists; feed or clean them, pipelined; enqueue the next batch).
+// Tasks are idempotent and at least once: a task run twice, or by a worker
+// killed midway and then by another one, feeds or cleans the same
+// timelines to the same end. A follower whose keys hold another type is
+// skipped and the task fails with its *ria.KeyError after enqueuing the
+// next batch (the queue retries it, then keeps it dead with the error).
+func (n *Network) Handle(w *queue.Worker) error {
+	if w == nil {
+		return errors.New("social: handle: nil worker")
+	}
+	if err := w.Handle(TaskFanout, queue.Typed(n.fanoutTask)); err != nil {
+		return fmt.Errorf("social: handle: %w", err)
+	}
+	if err := w.Handle(TaskClean, queue.Typed(n.cleanTask)); err != nil {
+		return fmt.Errorf("social: handle: %w", err)
+	}
+	return nil
+}
+
+// readBatch reads the followers of p.Author after p.After, at most one batch
+// (and one more to tell whether there are more), and whether the status
+// exists, in one round trip.
+func (n *Network) readBatch(ctx context.Context, p pass) (followers []string, last int64, more, exists bool, err error) {
+	author, num, err := checkStatusID(p.Status)
+	if err != nil || author != p.Author {
+		return nil, 0, false, false, fmt.Errorf("%w: bad task %+v", queue.ErrNoRetry, p)
+	}
+	var ex *redis.IntCmd
+	var zs *redis.ZSliceCmd
+	_, err = n.rdb.Pipelined(ctx, func(pl redis.Pipeliner) error {
+		ex = pl.Exists(ctx, n.statusPrefix(author)+num)
+		zs = pl.ZRangeByScoreWithScores(ctx, n.followersKey(author), &redis.ZRangeBy{
+			Min: "(" + strconv.FormatInt(p.After, 10), Max: "+inf", Count: int64(n.batch) + 1})
+		return nil
+	})
+	if err != nil {
+		return nil, 0, false, false, err
+	}
+	zz := zs.Val()
+	if len(zz) > n.batch {
+		more, zz = true, zz[:n.batch]
+	}
+	for _, z := range zz {
+		followers = append(followers, z.Member.(string))
+		last = int64(z.Score)
+	}
+	return followers, last, more, ex.Val() == 1, nil
+}
+
+func (n *Network) fanoutTask(ctx context.Context, p pass) error {
+	followers, last, more, exists, err := n.readBatch(ctx, p)
+	if err != nil || !exists { // a deleted status: its clean task does the rest
+		return err
+	}
+	ferr := n.feed(ctx, p.Author, p.Status, p.Score, followers)
+	if more {
+		next := p
+		next.After = last
+		if err := n.enqueue(ctx, n.job(TaskFanout, next)); err != nil {
+			return err
+		}
+	}
+	return ferr
+}
+
+func (n *Network) cleanTask(ctx context.Context, p pass) error {
+	followers, last, more, exists, err := n.readBatch(ctx, p)
+	if err != nil || exists { // a live status is not cleaned
+		return err
+	}
+	calls := make([]*script.Call, len(followers))
+	for i, f := range followers {
+		calls[i] = cleanScript.Call([]string{n.homeKey(f), n.goneKey(f)}, p.Status, n.cap)
+	}
+	cerr := send(ctx, n.rdb, calls)
+	if more {
+		next := p
+		next.After = last
+		if err := n.enqueue(ctx, n.job(TaskClean, next)); err != nil {
+			return err
+		}
+	}
+	return cerr
+}

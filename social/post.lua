@@ -1,0 +1,50 @@
+-- post.lua: create a status and put it on its author's profile timeline
+-- (create_status + post_status), and return the first followers to feed.
+-- A once-script: a re-send of the same call answers the same status.
+-- KEYS[1] author's user HASH   KEYS[2] author's profile ZSET
+-- KEYS[3] author's followers ZSET
+-- KEYS[4] author's status HASH prefix: the status is KEYS[4]..seq (minted
+--         here; it shares the hash tag of KEYS[1])
+-- ARGV[1] author's user ID   ARGV[2] message   ARGV[3] timeline cap
+-- ARGV[4] N, the followers fed before Post returns
+-- ARGV[5], ARGV[6] latitude and longitude, or '' and '' for none
+-- returns the error reply NOUSER (nothing written) if there is no such
+-- user, else {1, id, posted ms, more (0/1), last
+-- follower's score (0 if none), author's login, follower...}
+local user, profile, followers = KEYS[1], KEYS[2], KEYS[3]
+local uid, msg = ARGV[1], ARGV[2]
+local cap, n = tonumber(ARGV[3]), tonumber(ARGV[4])
+local bad = check_types({user, 'hash', 'social user', profile, 'zset', 'social profile timeline',
+  followers, 'zset', 'social followers'})
+if bad then return bad end
+if redis.call('EXISTS', user) == 0 then return redis.error_reply('NOUSER social: no such user') end
+bad = check_hint(user, 'seq', 'social user') or check_hint(user, 'posts', 'social user')
+if bad then return bad end
+local seq = tonumber(redis.call('HGET', user, 'seq') or '0') + 1
+local id = uid .. ':' .. seq
+local status = KEYS[4] .. seq
+bad = check_types({status, 'hash', 'social status'})
+if bad then return bad end
+if redis.call('EXISTS', status) == 1 then
+  return key_error('CORRUPT', user, 'social user field seq', tostring(seq - 1), 'at least every status number in use')
+end
+local t = redis.call('TIME')
+local ms = t[1] * 1000 + math.floor(t[2] / 1000)
+redis.call('HSET', status, 'id', id, 'uid', uid, 'login', redis.call('HGET', user, 'login') or uid,
+  'message', msg, 'posted', ms)
+if ARGV[5] ~= '' then redis.call('HSET', status, 'lat', ARGV[5], 'lon', ARGV[6]) end
+redis.call('HSET', user, 'seq', seq)
+redis.call('HINCRBY', user, 'posts', 1)
+redis.call('ZADD', profile, ms, id)
+redis.call('ZREMRANGEBYRANK', profile, 0, -cap - 1)
+local fl = redis.call('ZRANGEBYSCORE', followers, '-inf', '+inf', 'WITHSCORES', 'LIMIT', 0, n + 1)
+local more = 0
+if #fl > 2 * n then
+  more = 1
+  fl[#fl] = nil
+  fl[#fl] = nil
+end
+local out = {1, id, ms, more, 0, redis.call('HGET', user, 'login') or uid}
+for i = 1, #fl, 2 do out[#out + 1] = fl[i] end
+if #fl > 0 then out[5] = tonumber(fl[#fl]) end
+return out

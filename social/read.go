@@ -1,0 +1,151 @@
+package social
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ria-go/ria/internal/script"
+)
+
+// Timeline names a timeline of a user: [Home] or [Profile].
+type Timeline int
+
+const (
+	// Home is the statuses of the users a user follows.
+	Home Timeline = iota
+	// Profile is a user's own statuses.
+	Profile
+)
+
+// String returns "home" or "profile".
+func (t Timeline) String() string {
+	switch t {
+	case Home:
+		return "home"
+	case Profile:
+		return "profile"
+	}
+	return "Timeline(" + strconv.Itoa(int(t)) + ")"
+}
+
+// topUps is how many more reads a page makes when deleted statuses left
+// it short.
+const topUps = 2
+
+// Page returns up to count statuses (1 to [MaxPage]) of timeline t of user
+// uid, newest first, from position offset (0 is the newest), and the
+// offset of the next page. A status deleted but not yet cleaned from the
+// timeline is skipped, and the page is topped up from further down the
+// timeline (at most twice), so next may exceed offset+count. Round trips:
+// 1 (ZREVRANGE) plus 1 per node (the statuses' hashes, pipelined), and the
+// same again per top-up. An unknown user has empty timelines.
+func (n *Network) Page(ctx context.Context, uid string, t Timeline, offset, count int) ([]Status, int, error) {
+	uid, err := checkUID("user", uid)
+	if err != nil {
+		return nil, 0, fmt.Errorf("social: page: %w", err)
+	}
+	if count < 1 || count > MaxPage || offset < 0 || offset > 1<<30 {
+		return nil, 0, fmt.Errorf("social: page %q: offset %d, count %d: want offset >= 0 and count between 1 and %d", uid, offset, count, MaxPage)
+	}
+	var key, role string
+	switch t {
+	case Home:
+		key, role = n.homeKey(uid), "social home timeline"
+	case Profile:
+		key, role = n.profileKey(uid), "social profile timeline"
+	default:
+		return nil, 0, fmt.Errorf("social: page %q: unknown timeline %v", uid, t)
+	}
+	out := make([]Status, 0, count)
+	next := offset
+	for try := 0; try <= topUps && len(out) < count; try++ {
+		want := count - len(out)
+		ids, err := n.rdb.ZRevRange(ctx, key, int64(next), int64(next+want-1)).Result()
+		if err != nil {
+			return nil, 0, fmt.Errorf("social: page %q %v: %w", uid, t, script.WrongType(ctx, n.rdb, err, key, role, "zset"))
+		}
+		next += len(ids)
+		got, err := n.statuses(ctx, ids)
+		if err != nil {
+			return nil, 0, fmt.Errorf("social: page %q %v: %w", uid, t, err)
+		}
+		out = append(out, got...)
+		if len(ids) < want {
+			break // the end of the timeline
+		}
+	}
+	return out, next, nil
+}
+
+// statuses reads the statuses ids, pipelined, skipping those that no
+// longer exist.
+func (n *Network) statuses(ctx context.Context, ids []string) ([]Status, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	cmds := make([]*redis.MapStringStringCmd, len(ids))
+	keys := make([]string, len(ids))
+	_, err := n.rdb.Pipelined(ctx, func(pl redis.Pipeliner) error {
+		for i, id := range ids {
+			uid, num, err := checkStatusID(id)
+			if err != nil {
+				continue // not a status ID of this package: skipped
+			}
+			keys[i] = n.statusPrefix(uid) + num
+			cmds[i] = pl.HGetAll(ctx, keys[i])
+		}
+		return nil
+	})
+	if err != nil {
+		for i, c := range cmds {
+			if c != nil && c.Err() != nil {
+				return nil, script.WrongType(ctx, n.rdb, c.Err(), keys[i], "social status", "hash")
+			}
+		}
+		return nil, err
+	}
+	out := make([]Status, 0, len(ids))
+	for i, c := range cmds {
+		if c == nil || len(c.Val()) == 0 {
+			continue
+		}
+		h := c.Val()
+		ms, _ := strconv.ParseInt(h["posted"], 10, 64)
+		out = append(out, Status{ID: ids[i], UID: h["uid"], Login: h["login"], Message: h["message"], Posted: msToTime(ms), Location: parsePoint(h["lat"], h["lon"])})
+	}
+	return out, nil
+}
+
+// Followers returns up to count (1 to [MaxPage]) followers of user uid
+// from position offset, in the order they followed, in one round trip.
+func (n *Network) Followers(ctx context.Context, uid string, offset, count int) ([]string, error) {
+	return n.members(ctx, "followers", uid, offset, count, n.followersKey, "social followers")
+}
+
+// Following returns up to count (1 to [MaxPage]) users that user uid
+// follows from position offset, in the order it followed them, in one
+// round trip.
+func (n *Network) Following(ctx context.Context, uid string, offset, count int) ([]string, error) {
+	return n.members(ctx, "following", uid, offset, count, n.followingKey, "social following")
+}
+
+func (n *Network) members(ctx context.Context, op, uid string, offset, count int, key func(string) string, role string) ([]string, error) {
+	uid, err := checkUID("user", uid)
+	if err != nil {
+		return nil, fmt.Errorf("social: %s: %w", op, err)
+	}
+	if count < 1 || count > MaxPage || offset < 0 || offset > 1<<30 {
+		return nil, fmt.Errorf("social: %s %q: offset %d, count %d: want offset >= 0 and count between 1 and %d", op, uid, offset, count, MaxPage)
+	}
+	m, err := n.rdb.ZRange(ctx, key(uid), int64(offset), int64(offset+count-1)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("social: %s %q: %w", op, uid, script.WrongType(ctx, n.rdb, err, key(uid), role, "zset"))
+	}
+	return m, nil
+}
+
+func msToTime(ms int64) time.Time { return time.UnixMilli(ms) }

@@ -1,0 +1,83 @@
+package social_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ria-go/ria/internal/redistest"
+	"github.com/ria-go/ria/social"
+)
+
+// Round trips per operation, as the package doc states them. On a
+// Cluster, a pipeline costs one round trip per node it reaches (3 masters).
+func TestNetwork_roundTrips(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		n, g := newNet(t, b, b.Client, social.WithFanoutBatch(3))
+		nodes := int64(1)
+		if b.Kind == redistest.Cluster {
+			nodes = 3
+		}
+		// Warm every script on every node.
+		author := mustUser(t, n, "author")
+		var fs []string
+		for i := range 4 {
+			f := mustUser(t, n, fmt.Sprint("f", i))
+			mustFollow(t, n, f, author)
+			fs = append(fs, f)
+		}
+		for i := range 12 { // users in slots of every node
+			w := mustUser(t, n, fmt.Sprint("w", i))
+			st := mustPost(t, n, w, "warm")
+			require.NoError(t, n.Delete(ctx, w, st.ID))
+			mustFollow(t, n, w, author)
+			_, err := n.Unfollow(ctx, w, author)
+			require.NoError(t, err)
+			_, err = n.Refill(ctx, w)
+			require.NoError(t, err)
+		}
+		st := mustPost(t, n, author, "warm")
+		require.NoError(t, n.Delete(ctx, author, st.ID))
+		drain(t, n, g)
+
+		check := func(op string, exact, most int64, fn func()) {
+			t.Helper()
+			rt, _ := b.Count.Delta(fn)
+			if nodes == 1 {
+				assert.Equal(t, exact, rt, op)
+			} else {
+				assert.LessOrEqual(t, rt, most, op)
+				assert.GreaterOrEqual(t, rt, exact, op)
+			}
+			t.Logf("%s: %d round trips", op, rt)
+		}
+		check("CreateUser", 1, 1, func() { mustUser(t, n, "new") })
+		check("User", 1, 1, func() { user(t, n, "new") })
+		check("Post, no followers", 2, 2, func() { mustPost(t, n, "new", "x") })
+		check("Post, 4 followers, batch 3", 4, 3+nodes, func() { mustPost(t, n, author, "y") })
+		check("Follow", 3, 3, func() { mustFollow(t, n, "new", author) })
+		check("Unfollow", 3, 3, func() {
+			ok, err := n.Unfollow(ctx, "new", author)
+			require.NoError(t, err)
+			require.True(t, ok)
+		})
+		check("Page", 2, 1+nodes, func() { require.Len(t, page(t, n, fs[1], social.Home, 10), 1) })
+		check("Followers", 1, 1, func() {
+			f, err := n.Followers(ctx, author, 0, 10)
+			require.NoError(t, err)
+			require.Len(t, f, 4)
+		})
+		check("Refill", 3, 2+nodes, func() {
+			_, err := n.Refill(ctx, fs[1])
+			require.NoError(t, err)
+		})
+		st = mustPost(t, n, "new", "z")
+		check("Delete, no followers", 2, 2, func() { require.NoError(t, n.Delete(ctx, "new", st.ID)) })
+		st = mustPost(t, n, author, "z")
+		check("Delete, followers", 3, 3, func() { require.NoError(t, n.Delete(ctx, author, st.ID)) })
+		drain(t, n, g)
+	})
+}
