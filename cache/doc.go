@@ -1,8 +1,9 @@
 // Package cache holds the read- and write-caching patterns of the usage blog
 // (seeds/004): a typed read-through cache with stampede protection across
 // processes and stale-while-revalidate, counters restored from the system of
-// record when Redis loses them, a once-per-window guard, latest-N lists,
-// top-N rankings, and a batch that reads all of these in one round trip.
+// record when Redis loses them, a once-per-window guard, a GCRA rate
+// limiter (the go-redis/redis_rate contract), latest-N lists, top-N
+// rankings, and a batch that reads all of these in one round trip.
 //
 //	jobs, _ := cache.New[Job](rdb, "jobs", cache.WithTTL(time.Minute),
 //		cache.WithRefreshAhead(10*time.Second))
@@ -17,6 +18,9 @@
 //
 //	resets, _ := cache.NewGuard(rdb, "password-reset")
 //	if ok, _ := resets.Allow(ctx, userID, 5*time.Second); ok { sendEmail() }
+//
+//	api, _ := cache.NewLimiter(rdb, "api")
+//	r, err := api.Allow(ctx, clientIP, cache.PerSecond(10)) // r.Allowed, r.Remaining, r.RetryAfter
 //
 //	b := cache.NewBatch(rdb)
 //	session := sessions.Read(b, userID, loadSession)
@@ -127,7 +131,10 @@
 //     the background refresh check, Guard.Allow (SET key <nonce> NX PX GET:
 //     a re-send finds its own nonce and answers true), Top.Add (ZADD of the
 //     same score), Counter.Get (INCRBY 0; a restore lease names its taker).
-//   - Answered from a record: [Counter.Incr], the restore's final set,
+//   - Answered from a record: [Limiter.AllowN] records the reply of a call
+//     it let through (under the once key below, for the same window), so
+//     a re-send is never counted twice; a refused call writes nothing.
+//     [Counter.Incr], the restore's final set,
 //     [Latest.Push] and [Top.Incr] run once-scripts: the first run records
 //     its reply under a key of its own call, <prefix>{N:K}:once:<nonce>, a
 //     STRING that lives for the client's retry window, and a re-send is
@@ -167,10 +174,13 @@
 //	cache:{N:K}:count.lease      HASH    t = restorer's token, w = waiters; PX lease
 //	cache:{N:K}:count.wake:<t>   LIST    "r" when restore t is done or abandoned; PX lease
 //	cache:{N:K}:guard            STRING  the nonce of the call let through, PX window
+//	cache:{N:K}:rate             STRING  a Limiter's theoretical arrival time (µs of Redis's
+//	                                     clock), PX until then
 //	cache:{N:K}:latest           LIST    a Latest list, encoded values, newest first
 //	cache:{N:K}:top              ZSET    a Top ranking: encoded members scored
 //	cache:{N:K}:once:<nonce>     STRING  the reply of one Counter.Incr, restore,
-//	                                     Latest.Push or Top.Incr, for its re-sends; PX
+//	                                     Latest.Push, Top.Incr or allowed Limiter.AllowN,
+//	                                     for its re-sends; PX
 //	                                     the client's retry window
 //
 // Names must not contain '{', '}' or ':'; keys may be any non-empty string
@@ -206,6 +216,8 @@
 //	               of its process 1 or 2 (add, or look and add)
 //	Counter.Get    as Incr, without the record
 //	Guard.Allow    1 (SET NX PX GET) [1]
+//	Limiter.AllowN 1 [EVALSHA: GET of the record, GET, TIME, and when
+//	               allowed SET of the TAT and of the record]; Reset 1 (DEL)
 //	Latest.Push    1 [EVALSHA: GET and SET of its record, TYPE, LPUSH, LTRIM,
 //	               PEXPIRE with a TTL]
 //	Latest.List    1

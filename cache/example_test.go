@@ -193,3 +193,28 @@ func ExampleBatch() {
 	// job2 11
 	// job3 10
 }
+
+// A client may make 3 requests a minute, in a burst or spread out; the
+// fourth is refused with the time to wait.
+func ExampleLimiter_Allow() {
+	srv, _ := miniredis.Run()
+	defer srv.Close()
+	srv.SetTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)) // miniredis's clock stands still
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	api, _ := cache.NewLimiter(rdb, "api")
+	for range 4 {
+		r, err := api.Allow(ctx, "client-1", cache.PerMinute(3))
+		if err != nil {
+			panic(err)
+		}
+		fmt.Printf("allowed %d, remaining %d, retry after %v\n", r.Allowed, r.Remaining, r.RetryAfter)
+	}
+	// Output:
+	// allowed 1, remaining 2, retry after -1ns
+	// allowed 1, remaining 1, retry after -1ns
+	// allowed 1, remaining 0, retry after -1ns
+	// allowed 0, remaining 0, retry after 20s
+}

@@ -88,6 +88,7 @@ func (msgpackCodec) Unmarshal(data []byte, v any) error { return msgpack.Unmarsh
 type riaProc struct {
 	c *cache.Cache[Job]
 	g *cache.Guard
+	l *cache.Limiter
 }
 
 func riaCache(name, codecNote string, codec cache.Codec) contender {
@@ -122,7 +123,27 @@ func (p *riaProc) get(ctx context.Context, key string, id int, l *loader) error 
 	return err
 }
 
+// rateLimit is the GCRA limit of the rate scenarios: 100 a second per key,
+// bursts of 100.
+var rateLimit = cache.PerSecond(100)
+
+func riaLimiter() contender {
+	return contender{
+		name: "ria",
+		note: "cache.NewLimiter(...).Allow(ctx, key, PerSecond(100)): a GCRA once-script (TIME, GET, SET PX when allowed, " +
+			"and the reply record that answers a re-send after a lost reply)",
+		newProc: func(rdb *redis.Client, prefix string) (proc, error) {
+			l, err := cache.NewLimiter(rdb, "rate", cache.WithPrefix(prefix+"ria:"))
+			return &riaProc{l: l}, err
+		},
+	}
+}
+
 func (p *riaProc) allow(ctx context.Context, key string) (bool, error) {
+	if p.l != nil {
+		r, err := p.l.Allow(ctx, key, rateLimit)
+		return r.Allowed > 0, err
+	}
 	return p.g.Allow(ctx, key, window)
 }
 
@@ -165,6 +186,7 @@ func (p *goCacheProc) allow(context.Context, string) (bool, error) {
 type rateProc struct {
 	l      *redis_rate.Limiter
 	prefix string
+	limit  redis_rate.Limit
 }
 
 func redisRate() contender {
@@ -173,7 +195,18 @@ func redisRate() contender {
 		note: "redis_rate.NewLimiter(rdb).Allow(ctx, key, Limit{Rate: 1, Burst: 1, Period: 1m}): " +
 			"a GCRA Lua script (TIME, GET, and SET EX when allowed)",
 		newProc: func(rdb *redis.Client, prefix string) (proc, error) {
-			return &rateProc{l: redis_rate.NewLimiter(rdb), prefix: prefix + "rate:"}, nil
+			return &rateProc{l: redis_rate.NewLimiter(rdb), prefix: prefix + "rate:",
+				limit: redis_rate.Limit{Rate: 1, Burst: 1, Period: window}}, nil
+		},
+	}
+}
+
+func redisRateGCRA() contender {
+	return contender{
+		name: "redis_rate",
+		note: "redis_rate.NewLimiter(rdb).Allow(ctx, key, PerSecond(100)): a GCRA Lua script (TIME, GET, and SET EX when allowed)",
+		newProc: func(rdb *redis.Client, prefix string) (proc, error) {
+			return &rateProc{l: redis_rate.NewLimiter(rdb), prefix: prefix + "rate:", limit: redis_rate.PerSecond(100)}, nil
 		},
 	}
 }
@@ -183,7 +216,7 @@ func (p *rateProc) get(context.Context, string, int, *loader) error {
 }
 
 func (p *rateProc) allow(ctx context.Context, key string) (bool, error) {
-	res, err := p.l.Allow(ctx, p.prefix+key, redis_rate.Limit{Rate: 1, Burst: 1, Period: window})
+	res, err := p.l.Allow(ctx, p.prefix+key, p.limit)
 	if err != nil {
 		return false, err
 	}

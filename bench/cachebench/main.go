@@ -103,6 +103,16 @@ func scenarios() []scenario {
 			contenders: []contender{riaGuard(), redisRate()},
 			title:      fmt.Sprintf("32 goroutines over 2 clients: once-per-minute guard over %d keys", guardKeys),
 		},
+		{
+			name: "rate", kind: kindGuard, goroutines: 1, clients: 1,
+			contenders: []contender{riaLimiter(), redisRateGCRA()},
+			title:      fmt.Sprintf("1 goroutine, 1 client: GCRA limiter, 100/s per key with bursts of 100, over %d keys", guardKeys),
+		},
+		{
+			name: "rate-parallel", kind: kindGuard, goroutines: 32, clients: 2,
+			contenders: []contender{riaLimiter(), redisRateGCRA()},
+			title:      fmt.Sprintf("32 goroutines over 2 clients: GCRA limiter, 100/s per key with bursts of 100, over %d keys", guardKeys),
+		},
 	}
 }
 

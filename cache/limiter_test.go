@@ -1,0 +1,170 @@
+package cache_test
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ria-go/ria"
+	"github.com/ria-go/ria/cache"
+	"github.com/ria-go/ria/internal/redistest"
+)
+
+func newLimiter(t *testing.T, b *redistest.Backend, rdb cache.Client) *cache.Limiter {
+	t.Helper()
+	l, err := cache.NewLimiter(rdb, "api", cache.WithPrefix(b.Prefix))
+	require.NoError(t, err)
+	return l
+}
+
+// A burst of 10 an hour: ten requests through with the remaining count
+// going down, the eleventh refused with the GCRA's retry time, AllowN of
+// more than the rest refused whole, Reset gives the burst back.
+func TestLimiter_Allow(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		l := newLimiter(t, b, b.Client)
+		limit := cache.PerHour(10)
+		_, err := l.AllowN(ctx, "warm", limit, 0)
+		require.NoError(t, err)
+		for i := range 10 {
+			var r cache.RateResult
+			rt, _ := b.Count.Delta(func() { r, err = l.Allow(ctx, "u1", limit) })
+			require.NoError(t, err)
+			assert.Equal(t, int64(1), rt, "one round trip")
+			assert.Equal(t, 1, r.Allowed, "request %d", i)
+			assert.Equal(t, 9-i, r.Remaining, "request %d", i)
+			assert.Equal(t, time.Duration(-1), r.RetryAfter)
+			assert.InDelta(t, float64(time.Duration(i+1)*6*time.Minute), float64(r.ResetAfter), float64(time.Second))
+		}
+		r, err := l.Allow(ctx, "u1", limit)
+		require.NoError(t, err)
+		assert.Equal(t, 0, r.Allowed)
+		assert.Equal(t, 0, r.Remaining)
+		assert.InDelta(t, float64(6*time.Minute), float64(r.RetryAfter), float64(time.Second), "one emission interval")
+		assert.InDelta(t, float64(time.Hour), float64(r.ResetAfter), float64(time.Second))
+
+		r, err = l.AllowN(ctx, "u2", limit, 7)
+		require.NoError(t, err)
+		assert.Equal(t, 7, r.Allowed)
+		assert.Equal(t, 3, r.Remaining)
+		r, err = l.AllowN(ctx, "u2", limit, 4)
+		require.NoError(t, err)
+		assert.Equal(t, 0, r.Allowed, "all or none")
+		assert.InDelta(t, float64(6*time.Minute), float64(r.RetryAfter), float64(time.Second))
+		r, err = l.AllowN(ctx, "u2", limit, 0)
+		require.NoError(t, err)
+		assert.Equal(t, 3, r.Remaining, "n = 0 reads")
+
+		require.NoError(t, l.Reset(ctx, "u1"))
+		r, err = l.Allow(ctx, "u1", limit)
+		require.NoError(t, err)
+		assert.Equal(t, 1, r.Allowed)
+		assert.Equal(t, 9, r.Remaining)
+
+		if b.Mini != nil { // time passes: one request per interval comes back
+			b.FastForward(6*time.Minute + time.Second)
+			r, err = l.AllowN(ctx, "u2", limit, 4)
+			require.NoError(t, err)
+			assert.Equal(t, 4, r.Allowed)
+		}
+	})
+}
+
+// 16 goroutines on two clients ask 20 times each for a limit with a burst
+// of 100 an hour: exactly 100 get through.
+func TestLimiter_concurrent(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		other, _ := b.NewClient()
+		ls := []*cache.Limiter{newLimiter(t, b, b.Client), newLimiter(t, b, other)}
+		var allowed atomic.Int64
+		var wg sync.WaitGroup
+		for g := range 16 {
+			wg.Go(func() {
+				for range 20 {
+					r, err := ls[g%2].Allow(ctx, "k", cache.PerHour(100))
+					if !assert.NoError(t, err) {
+						return
+					}
+					allowed.Add(int64(r.Allowed))
+				}
+			})
+		}
+		wg.Wait()
+		assert.Equal(t, int64(100), allowed.Load())
+	})
+}
+
+// Lost replies: go-redis re-sends the script; the record answers, so each
+// request is counted once and the answers add up to the burst.
+func TestFaults_LimiterAllow(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		rdb, _, f := b.FaultyClient()
+		l := newLimiter(t, b, rdb)
+		reader := newLimiter(t, b, b.Client)
+		_, err := reader.AllowN(ctx, "warm", cache.PerHour(1), 0)
+		require.NoError(t, err)
+		h := redistest.NewHarness(t, f, "cache Limiter.Allow")
+		limit := cache.PerHour(20)
+		for i := range 25 {
+			var r cache.RateResult
+			h.Call(1+i%2, redistest.Scripts, func() { r, err = l.Allow(ctx, "k", limit) })
+			require.NoError(t, err)
+			want := 1
+			if i >= 20 {
+				want = 0
+			}
+			h.Check(r.Allowed == want, "request %d: allowed %d, want %d", i, r.Allowed, want)
+			st, err := reader.AllowN(ctx, "k", limit, 0)
+			require.NoError(t, err)
+			h.Check(st.Remaining == max(19-i, 0), "request %d: remaining %d on the server, want %d", i, st.Remaining, max(19-i, 0))
+		}
+	})
+}
+
+func TestLimiter_wrongTypeAndBadInput(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		l := newLimiter(t, b, b.Client)
+		b.CheckWrongTypes(t, func() {
+			_, err := l.Allow(ctx, "k", cache.PerHour(5))
+			require.NoError(t, err)
+		}, func() error { _, err := l.Allow(ctx, "k", cache.PerHour(5)); return err },
+			redistest.KeyRole{Key: b.Prefix + "{api:k}:rate", Type: "string", Role: "cache rate limit"})
+
+		require.NoError(t, b.Client.Set(ctx, b.Prefix+"{api:c}:rate", "x", 0).Err())
+		_, err := l.Allow(ctx, "c", cache.PerHour(5))
+		assert.ErrorIs(t, err, ria.ErrCorrupt)
+
+		before := b.Snapshot()
+		for _, c := range []struct {
+			limit cache.Limit
+			n     int
+		}{
+			{cache.Limit{Rate: 0, Burst: 1, Period: time.Second}, 1},
+			{cache.Limit{Rate: 1, Burst: 0, Period: time.Second}, 1},
+			{cache.Limit{Rate: 1, Burst: 1, Period: 0}, 1},
+			{cache.Limit{Rate: 1 << 31, Burst: 1, Period: time.Second}, 1},
+			{cache.Limit{Rate: 1000, Burst: 1, Period: time.Microsecond}, 1},
+			{cache.PerSecond(1), -1},
+			{cache.PerSecond(1), cache.MaxRate + 1},
+		} {
+			_, err := l.AllowN(ctx, "k", c.limit, c.n)
+			assert.Error(t, err, "%+v n=%d", c.limit, c.n)
+		}
+		_, err = l.Allow(ctx, "", cache.PerSecond(1))
+		assert.Error(t, err)
+		assert.Error(t, l.Reset(ctx, ""))
+		_, err = cache.NewLimiter(b.Client, "a:b")
+		assert.Error(t, err)
+		assert.Equal(t, before, b.Snapshot(), "bad input wrote something")
+		assert.False(t, errors.Is(err, ria.ErrOutcomeUnknown))
+	})
+}
