@@ -129,6 +129,9 @@ type Client interface {
 	ScriptLoad(ctx context.Context, script string) *redis.StringCmd
 
 	Do(ctx context.Context, args ...any) *redis.Cmd
+	// Scan lists counters (Counter.Keys): on a Cluster or Ring, on every
+	// node.
+	Scan(ctx context.Context, cursor uint64, match string, count int64) *redis.ScanCmd
 	BLMove(ctx context.Context, source, destination, srcpos, destpos string, timeout time.Duration) *redis.StringCmd
 	LRange(ctx context.Context, key string, start, stop int64) *redis.StringSliceCmd
 	ZRevRangeWithScores(ctx context.Context, key string, start, stop int64) *redis.ZSliceCmd

@@ -128,7 +128,7 @@
 //     finds the caller's own marker, so the caller knows it holds the
 //     lease), a waiter's registration, the loader's store (a re-send finds
 //     its own value and answers "stored" again), Set, Delete, the releases,
-//     the background refresh check, Guard.Allow (SET key <nonce> NX PX GET:
+//     the background refresh check, Counter.Set, Guard.Allow (SET key <nonce> NX PX GET:
 //     a re-send finds its own nonce and answers true), Top.Add (ZADD of the
 //     same score), Counter.Get (INCRBY 0; a restore lease names its taker).
 //   - Answered from a record: [Limiter.AllowN] records the reply of a call
@@ -215,6 +215,8 @@
 //	               waiter 3 (look, wait, add); a caller waiting for another
 //	               of its process 1 or 2 (add, or look and add)
 //	Counter.Get    as Incr, without the record
+//	Counter.Set    1 [EVALSHA: TYPE, SET PX]
+//	Counter.Keys   1 per 1,000 keys of the database, per node (SCAN)
 //	Guard.Allow    1 (SET NX PX GET) [1]
 //	Limiter.AllowN 1 [EVALSHA: GET of the record, GET, TIME, and when
 //	               allowed SET of the TAT and of the record]; Reset 1 (DEL)

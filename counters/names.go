@@ -7,11 +7,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/ria-go/ria/internal/keys"
 )
-
-// scanCount is the COUNT hint of each SCAN: keys looked at per round trip.
-const scanCount = 1000
 
 // Names returns the names of the known counters (those updated and not yet
 // forgotten by a cleaner), sorted. It scans the keyspace of every node
@@ -37,60 +34,22 @@ func (c *Counters) Names(ctx context.Context) ([]string, error) {
 	return slices.Compact(out), nil
 }
 
-// scanner is a client of one node.
-type scanner interface {
-	Scan(ctx context.Context, cursor uint64, match string, count int64) *redis.ScanCmd
-}
-
 // scan calls fn with each page of counter names found, node by node (the
 // nodes of a Cluster or Ring concurrently). A name may be seen twice (SCAN
 // may return a key twice) and a counter made during the scan may be missed.
 func (c *Counters) scan(ctx context.Context, fn func(ctx context.Context, names []string) error) error {
-	pattern := globEscape(c.keys.Prefix()) + "{*}:known"
 	head, tail := c.keys.Prefix()+"{", "}:known"
-	node := func(ctx context.Context, s scanner) error {
-		var cursor uint64
-		for {
-			ks, next, err := s.Scan(ctx, cursor, pattern, scanCount).Result()
-			if err != nil {
-				return err
+	return keys.Scan(ctx, c.rdb, keys.GlobEscape(c.keys.Prefix())+"{*}:known", func(ctx context.Context, ks []string) error {
+		names := make([]string, 0, len(ks))
+		for _, k := range ks {
+			name, ok := strings.CutPrefix(k, head)
+			if name, ok2 := strings.CutSuffix(name, tail); ok && ok2 && !strings.ContainsAny(name, "{}") && name != "" {
+				names = append(names, name)
 			}
-			names := make([]string, 0, len(ks))
-			for _, k := range ks {
-				name, ok := strings.CutPrefix(k, head)
-				if name, ok2 := strings.CutSuffix(name, tail); ok && ok2 && !strings.ContainsAny(name, "{}") && name != "" {
-					names = append(names, name)
-				}
-			}
-			if len(names) > 0 {
-				if err := fn(ctx, names); err != nil {
-					return err
-				}
-			}
-			if next == 0 {
-				return nil
-			}
-			cursor = next
 		}
-	}
-	switch rdb := c.rdb.(type) {
-	case *redis.ClusterClient:
-		return rdb.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error { return node(ctx, n) })
-	case *redis.Ring:
-		return rdb.ForEachShard(ctx, func(ctx context.Context, n *redis.Client) error { return node(ctx, n) })
-	default:
-		return node(ctx, c.rdb)
-	}
-}
-
-// globEscape escapes the characters SCAN MATCH treats as pattern syntax.
-func globEscape(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if strings.ContainsRune(`*?[]\`, r) {
-			b.WriteByte('\\')
+		if len(names) == 0 {
+			return nil
 		}
-		b.WriteRune(r)
-	}
-	return b.String()
+		return fn(ctx, names)
+	})
 }

@@ -42,3 +42,7 @@ func TestCheckEntity(t *testing.T) {
 	}
 	assert.ErrorIs(t, keys.CheckEntity("lock name", ""), keys.ErrEmpty)
 }
+
+func TestGlobEscape(t *testing.T) {
+	assert.Equal(t, `a\*b\?c\[d\]e\\f{g}`, keys.GlobEscape(`a*b?c[d]e\f{g}`))
+}

@@ -1,0 +1,64 @@
+package keys
+
+import (
+	"context"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ScanCount is the COUNT hint of each SCAN of [Scan]: keys looked at per
+// round trip.
+const ScanCount = 1000
+
+// Scanner is a client whose keyspace [Scan] reads.
+type Scanner interface {
+	Scan(ctx context.Context, cursor uint64, match string, count int64) *redis.ScanCmd
+}
+
+// Scan calls fn with each page of the keys that match pattern (SCAN MATCH,
+// see [GlobEscape]) on every node: every master of a *redis.ClusterClient
+// and every shard of a *redis.Ring, concurrently; otherwise the one
+// server. A key may come twice (SCAN may return it twice) and a key made
+// during the scan may be missed. One round trip per [ScanCount] keys of the
+// database (all keys, not only the matching ones), per node.
+func Scan(ctx context.Context, rdb Scanner, pattern string, fn func(ctx context.Context, keys []string) error) error {
+	node := func(ctx context.Context, s Scanner) error {
+		var cursor uint64
+		for {
+			ks, next, err := s.Scan(ctx, cursor, pattern, ScanCount).Result()
+			if err != nil {
+				return err
+			}
+			if len(ks) > 0 {
+				if err := fn(ctx, ks); err != nil {
+					return err
+				}
+			}
+			if next == 0 {
+				return nil
+			}
+			cursor = next
+		}
+	}
+	switch c := rdb.(type) {
+	case *redis.ClusterClient:
+		return c.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error { return node(ctx, n) })
+	case *redis.Ring:
+		return c.ForEachShard(ctx, func(ctx context.Context, n *redis.Client) error { return node(ctx, n) })
+	default:
+		return node(ctx, rdb)
+	}
+}
+
+// GlobEscape escapes the characters SCAN MATCH reads as pattern syntax.
+func GlobEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
