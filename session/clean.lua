@@ -10,7 +10,8 @@
 -- KEYS[4] cart key prefix: a session's cart HASH is KEYS[4]..token
 --         The tokens are read here, so those keys cannot be listed in
 --         KEYS; they share the hash tag of KEYS[1], hence its Cluster slot.
--- ARGV[1] limit (>= 1)   ARGV[2] batch (>= 1)
+-- ARGV[1] limit (>= 1)   ARGV[2] batch (>= 1)   ARGV[3] '1': keep the carts
+--         (the book's clean_sessions), '0': delete them
 -- returns {deleted, more}: more is 1 when sessions beyond the limit remain
 -- Every key is checked, the candidates' included, before the first write.
 local recent, login = KEYS[1], KEYS[2]
@@ -23,13 +24,16 @@ local tokens = redis.call('ZRANGE', recent, 0, n - 1)
 local spec = {}
 for _, token in ipairs(tokens) do
   spec[#spec + 1] = KEYS[3] .. token; spec[#spec + 1] = 'zset'; spec[#spec + 1] = 'session viewed items'
-  spec[#spec + 1] = KEYS[4] .. token; spec[#spec + 1] = 'hash'; spec[#spec + 1] = 'session cart'
+  if ARGV[3] ~= '1' then
+    spec[#spec + 1] = KEYS[4] .. token; spec[#spec + 1] = 'hash'; spec[#spec + 1] = 'session cart'
+  end
 end
 bad = check_types(spec)
 if bad then return bad end
 
 for _, token in ipairs(tokens) do
-  redis.call('DEL', KEYS[3] .. token, KEYS[4] .. token)
+  redis.call('DEL', KEYS[3] .. token)
+  if ARGV[3] ~= '1' then redis.call('DEL', KEYS[4] .. token) end
   redis.call('HDEL', login, token)
 end
 redis.call('ZREMRANGEBYRANK', recent, 0, #tokens - 1)

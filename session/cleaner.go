@@ -9,7 +9,8 @@ import (
 // Cleaner keeps the number of sessions of an app at most a limit by
 // deleting the oldest ones (the book's clean_full_sessions): each deleted
 // session loses its login entry, its recent entry, its viewed items and its
-// cart together. It is safe for concurrent use, and several Cleaners may
+// cart together ([WithKeepCarts]: all but its cart, the book's
+// clean_sessions). It is safe for concurrent use, and several Cleaners may
 // run at once, in one process or many: none deletes a session that would
 // bring the app below its limit.
 type Cleaner struct {
@@ -19,8 +20,8 @@ type Cleaner struct {
 }
 
 // Cleaner returns a [Cleaner] that keeps at most limit sessions (the book
-// uses 10,000,000). It uses the [WithBatch], [WithInterval] and
-// [WithLogger] options. A limit below 1 is an error wrapping [ErrInvalid]:
+// uses 10,000,000). It uses the [WithBatch], [WithInterval], [WithLogger]
+// and [WithKeepCarts] options. A limit below 1 is an error wrapping [ErrInvalid]:
 // a Cleaner never deletes every session (to log everyone out, delete the
 // app's keys instead); so is a bad option.
 func (s *Store) Cleaner(limit int64, opts ...LoopOption) (*Cleaner, error) {
@@ -75,7 +76,7 @@ func (c *Cleaner) clean(unit unitFunc, stop context.Context) (deleted int, more 
 func (c *Cleaner) batch(ctx context.Context) (deleted int, more bool, err error) {
 	k := c.s.keys
 	v, err := cleanScript.RunOnce(ctx, c.s.rdb, k.onceKey(),
-		[]string{k.recentKey(), k.loginKey(), k.viewed, k.cart}, c.limit, c.o.batch)
+		[]string{k.recentKey(), k.loginKey(), k.viewed, k.cart}, c.limit, c.o.batch, c.o.keepCarts)
 	if err != nil {
 		return 0, true, fmt.Errorf("session: clean: %w", err)
 	}

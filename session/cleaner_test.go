@@ -172,3 +172,34 @@ func TestCleaner_Clean_concurrent(t *testing.T) {
 		}
 	})
 }
+
+// The book's clean_sessions: with WithKeepCarts every session but the
+// newest goes with its login and viewed items, and its cart stays,
+// readable by the old token.
+func TestCleaner_Clean_keepCarts(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		s := newStore(t, b, b.Client)
+		for i := range 4 {
+			b.FastForward(time.Millisecond) // distinct server times
+			tok := fmt.Sprintf("tok-%d", i)
+			require.NoError(t, s.UpdateToken(ctx, tok, fmt.Sprintf("user-%d", i), "itemX"))
+			require.NoError(t, s.AddToCart(ctx, tok, "itemY", i+1))
+		}
+		c, err := s.Cleaner(1, session.WithKeepCarts())
+		require.NoError(t, err)
+		n, err := c.Clean(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, 3, n)
+		for i := range 4 {
+			_, ok, err := s.CheckToken(ctx, fmt.Sprintf("tok-%d", i))
+			require.NoError(t, err)
+			assert.Equal(t, i == 3, ok, "login of tok-%d", i)
+			cart, err := s.Cart(ctx, fmt.Sprintf("tok-%d", i))
+			require.NoError(t, err)
+			assert.Equal(t, map[string]int{"itemY": i + 1}, cart, "cart of tok-%d kept", i)
+		}
+		assert.Equal(t, []string{key(b, "cart:tok-0"), key(b, "cart:tok-1"), key(b, "cart:tok-2"), key(b, "cart:tok-3"),
+			key(b, "login"), key(b, "recent"), key(b, "viewed:tok-3"), key(b, "views")}, dataKeys(b))
+	})
+}

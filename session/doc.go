@@ -27,7 +27,8 @@
 //     maps the token to its user, marks the session as seen, adds the item
 //     to the session's last [ViewedLimit] (25) viewed items and counts the
 //     view in the ranking (ZINCRBY -1, as the book, so rank 0 is the most
-//     viewed). The book sends up to five commands, one round trip each.
+//     viewed; [Store.TopViewed] reads it with the counts). The book sends
+//     up to five commands, one round trip each.
 //   - A [Cleaner] keeps at most a limit (at least 1) of sessions by
 //     deleting the oldest, each with its login entry, its recent entry, its
 //     viewed items and its cart, in batches of 100 that are each one atomic
@@ -35,6 +36,7 @@
 //     reads, then deletes with three separate commands, and can delete a
 //     session that was seen again meanwhile). [Store.AddToCart] also marks
 //     the session as seen, so a cart never outlives the cleaner's tracking.
+//     [WithKeepCarts] keeps the carts instead (the book's clean_sessions).
 //   - [Store.CanCache] and [Store.CacheRequest] cache the pages of items
 //     among the most viewed ([DefaultCacheTop]: 10,000) for
 //     [DefaultPageTTL] (300 s). A request is an item page when its query
@@ -154,7 +156,7 @@
 // Once the server has cached the scripts (the first call of each script on
 // a server costs one more: EVALSHA answered NOSCRIPT, then EVAL):
 // [Store.UpdateToken] 1, [Store.CheckToken] 1, [Store.AddToCart] 1,
-// [Store.Cart] 1, [Store.Viewed] 1, [Store.Sessions] 1; [Store.CanCache]
+// [Store.Cart] 1, [Store.Viewed] 1, [Store.TopViewed] 1, [Store.Sessions] 1; [Store.CanCache]
 // 1 (0 when the URL is not an item page or is dynamic); [Store.CacheRequest]
 // 1 on a hit or when the item is not in the top, 2 on a miss (plus render),
 // 0 when the URL rules caching out; [Store.ScheduleRowCache] 1 (one

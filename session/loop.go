@@ -21,6 +21,7 @@ type loopOptions struct {
 	batch       int
 	now         func() time.Time
 	logger      *slog.Logger
+	keepCarts   bool
 }
 
 // WithInterval sets how long a loop's Run pauses when it has nothing to do.
@@ -35,6 +36,14 @@ func WithInterval(d time.Duration) LoopOption {
 // WithBatch sets how many sessions a [Cleaner] deletes per atomic step.
 // Default: 100, as the book. It must be between 1 and [MaxBatch].
 func WithBatch(n int) LoopOption { return func(o *loopOptions) { o.batch = n } }
+
+// WithKeepCarts makes a [Cleaner] keep the carts of the sessions it
+// deletes (the book's clean_sessions, beside clean_full_sessions): a
+// returning visitor who presents the old token finds its cart
+// ([Store.Cart]) though it must log in again. Nothing then deletes those
+// carts: give them your own expiry policy (for example a TTL set where
+// you read them back).
+func WithKeepCarts() LoopOption { return func(o *loopOptions) { o.keepCarts = true } }
 
 // MaxBatch is the largest batch [WithBatch] accepts.
 const MaxBatch = 10000

@@ -33,6 +33,8 @@ type Client interface {
 	ZCard(ctx context.Context, key string) *redis.IntCmd
 	ZRank(ctx context.Context, key, member string) *redis.IntCmd
 	ZRevRange(ctx context.Context, key string, start, stop int64) *redis.StringSliceCmd
+	ZRangeWithScores(ctx context.Context, key string, start, stop int64) *redis.ZSliceCmd
+	Do(ctx context.Context, args ...any) *redis.Cmd // TYPE, to name a key of another type
 }
 
 var (
@@ -239,6 +241,38 @@ func (s *Store) Viewed(ctx context.Context, token string) ([]string, error) {
 		return nil, fmt.Errorf("session: viewed: %w", err)
 	}
 	return items, nil
+}
+
+// ItemViews is an item of the view ranking and its view count (halved by
+// each [Rescaler] pass, so it may be fractional).
+type ItemViews struct {
+	Item  string
+	Views float64
+}
+
+// MaxTop is the most items [Store.TopViewed] returns at once.
+const MaxTop = 10000
+
+// TopViewed returns up to count (1 to [MaxTop]) items of the view ranking
+// from position offset (0 is the most viewed), most viewed first, with
+// their counts, in one round trip (ZRANGE WITHSCORES of the ranking, whose
+// scores are minus the counts). It is the ranking that decides which pages
+// [Store.CacheRequest] caches.
+func (s *Store) TopViewed(ctx context.Context, offset, count int) ([]ItemViews, error) {
+	if offset < 0 || count < 1 || count > MaxTop {
+		return nil, invalid("top viewed", "offset %d, count %d: want offset >= 0 and count 1 to %d", offset, count, MaxTop)
+	}
+	k := s.keys.viewsKey()
+	zs, err := s.rdb.ZRangeWithScores(ctx, k, int64(offset), int64(offset+count-1)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("session: top viewed: %w", script.WrongType(ctx, s.rdb, err, k, "session view ranking", "zset"))
+	}
+	out := make([]ItemViews, len(zs))
+	for i, z := range zs {
+		item, _ := z.Member.(string)
+		out[i] = ItemViews{Item: item, Views: -z.Score}
+	}
+	return out, nil
 }
 
 // Sessions returns the number of sessions the app tracks (those a
