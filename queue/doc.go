@@ -282,7 +282,7 @@
 //     give prefetched tasks back while handlers finish, and 1 take to ask
 //     again for the tasks of a take whose reply never came.
 //   - Heartbeat: 1 per lease/3 per worker with tasks, per 1000 tasks.
-//   - [Group.Cancel], [Group.Requeue], [Group.Stats], [Group.Dead] 1 each;
+//   - [Group.Cancel], [Group.Requeue], [Group.Stats], [Group.Dead], [Group.Task] 1 each;
 //     [Group.Promote] and [Group.Recover] 1 per 100 tasks (at least 1).
 //
 // # Redis Cluster

@@ -95,6 +95,8 @@ var (
 	extendLua string
 	//go:embed dead.lua
 	deadLua string
+	//go:embed info.lua
+	infoLua string
 
 	enqueueScript    = script.New("queue enqueue", libLua+enqueueLua)
 	enqueueOneScript = script.New("queue enqueue one", enqueueOneLua)
@@ -102,6 +104,7 @@ var (
 	settleScript     = script.New("queue settle", libLua+commonLua+settleLua)
 	extendScript     = script.New("queue extend", libLua+extendLua)
 	deadScript       = script.New("queue dead", libLua+deadLua)
+	infoScript       = script.New("queue info", libLua+infoLua)
 	// Run once per call: a re-send is answered from a record of the first
 	// reply.
 	promoteScript = script.NewOnce("queue promote", libLua+commonLua+promoteLua)
