@@ -3,15 +3,15 @@
 -- count. Followers' timelines are cleaned later (clean.lua). A once-script:
 -- a re-send answers that the status was deleted.
 -- KEYS[1] author's user HASH   KEYS[2] status HASH   KEYS[3] profile ZSET
--- KEYS[4] home ZSET   KEYS[5] followers ZSET
+-- KEYS[4] home ZSET   KEYS[5] followers ZSET   KEYS[6] listed ZSET
 -- ARGV[1] author's user ID   ARGV[2] status ID
 -- returns the error reply NOSTATUS (nothing written) if there is no such
--- status of this author, else {1, followers, login, message, posted ms,
+-- status of this author, else {1, followers + lists, login, message, posted ms,
 -- lat, lon} (the deleted status, for the stream; '' where absent)
 local user, status, profile, home = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local bad = check_types({user, 'hash', 'social user', status, 'hash', 'social status',
   profile, 'zset', 'social profile timeline', home, 'zset', 'social home timeline',
-  KEYS[5], 'zset', 'social followers'})
+  KEYS[5], 'zset', 'social followers', KEYS[6], 'zset', 'social listed'})
 if bad then return bad end
 bad = check_hint(user, 'posts', 'social user')
 if bad then return bad end
@@ -21,4 +21,4 @@ redis.call('DEL', status)
 redis.call('ZREM', profile, ARGV[2])
 redis.call('ZREM', home, ARGV[2])
 redis.call('HINCRBY', user, 'posts', -1)
-return {1, redis.call('ZCARD', KEYS[5]), f[1] or '', f[2] or '', f[3] or '', f[4] or '', f[5] or ''}
+return {1, redis.call('ZCARD', KEYS[5]) + redis.call('ZCARD', KEYS[6]), f[1] or '', f[2] or '', f[3] or '', f[4] or '', f[5] or ''}

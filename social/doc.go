@@ -35,20 +35,61 @@
 // running skips it. [Network.Refill] rebuilds a home timeline from the
 // followed users' profiles (refill_timeline).
 //
+// # Inactive users
+//
+// With [WithInactiveAfter](d) (production feeds' lesson: Mastodon does
+// this), a user who has not read its home timeline (nor signed up) for d
+// is not fed: the fan-out step that finds it so marks it, drops its home
+// timeline and skips it from then on. Its next [Network.Page] of the home
+// timeline reports [ErrRegenerating] rather than a silently empty page and
+// enqueues a [TaskRegenerate] task ([Network.Refill], then the user is
+// active again); reads report it until the task has run. The user is fed
+// again from the read on, and the refill reads the followed users'
+// profiles after it, so no status is missed. Reading a home page records
+// the read (at most every d/4, capped at a minute) in the same script as
+// the read: no extra round trip. User lists are always fed.
+//
+// # User lists
+//
+// [Network.CreateList] creates a named list of a user (create_user_list);
+// [Network.AddToList] and [Network.RemoveFromList] change its members
+// (follow_user_list), and [Network.ListPage] reads its timeline. A list's
+// timeline is fed like a home timeline (syndicate_status_list): the lists
+// holding an author are kept in the author's slot next to its followers,
+// numbered by the same sequence, so the first batch of a post and every
+// deferred pass walk followers and lists together, and a clean removes a
+// deleted status from both. Adding a member copies its recent statuses
+// into the list's timeline, removing it drops them, as a follow and an
+// unfollow do. Adding a user to a list does not make the owner follow it.
+//
 // # Follows between two slots
 //
 // A follow writes two users' keys, which live in two Cluster slots, so it
-// is three scripts in turn: a read-only check of the follower's keys, the
-// followed user's side (add the follower, count it, read its recent
-// statuses), then the follower's side (add the followee, count it, copy
-// the statuses). Each side is atomic and idempotent. Between the second
-// and third steps a reader can see the follower in the followed user's
-// followers but not yet the followee in the follower's following; a crash
-// there leaves exactly that, and repeating [Network.Follow] (it answers
-// false: already following) completes it. Unfollow runs the same way and
-// is repaired the same way. Fan-out feeds only timelines whose owner
-// follows the author on the follower's side, so a half-done follow never
-// feeds a timeline that did not ask for it.
+// is three scripts in turn: a read-only one in the followed user's slot
+// (it exists, its keys' types, its recent statuses), the follower's side
+// (add the followee, count it, copy those statuses: the first write), then
+// the followed user's side (add the follower, count it, and return what it
+// posted since the first step read its profile, which a fourth, rare
+// script copies). Each side is atomic and idempotent. No status is missed:
+// a post before the third step is in a profile read, a post after it is
+// fanned out to the follower, whose following already holds the author
+// (fan-out feeds only timelines whose owner follows the author on the
+// follower's side, so a half-done follow never feeds a timeline that did
+// not ask for it, and a half-done unfollow stops feeding at once).
+//
+// Between the second and third steps a reader sees the followee in the
+// follower's following and counts but not yet the follower in the followed
+// user's followers; a crash there leaves exactly that, and repeating
+// [Network.Follow] (it answers false: already following) completes it. An
+// unfollow runs the other way round (a read-only check in the follower's
+// slot, the followed user's side, then the follower's side, which drops
+// the followee's statuses), so in between the follower still follows and
+// is no longer fed; a crash there is repaired by repeating
+// [Network.Unfollow]. [Network.AddToList] and [Network.RemoveFromList] run
+// and are repaired the same way. A Follow and an Unfollow of the same pair
+// running at once can interleave their steps and leave the two sides
+// disagreeing (one says following, the other not); repeating the call
+// whose outcome is wanted makes them agree again.
 //
 // # Stream
 //
@@ -65,13 +106,17 @@
 // # Lost replies
 //
 // go-redis re-sends a command whose reply was lost. CreateUser, Post,
-// Delete and the follower's side of Follow and Unfollow are once-scripts
+// Delete, CreateList, the follower's side of Follow and Unfollow and the
+// owner's side of AddToList and RemoveFromList are once-scripts
 // (internal/script NewOnce): a re-send is answered from the record of the
 // first run, so a created user is not reported taken, a post is stored
 // once under the ID answered, and a deleted status is not reported
-// missing. The other scripts (the followed user's side of a follow, feed,
-// clean, refill) are naturally idempotent. When every re-send fails, the
-// error wraps ria.ErrOutcomeUnknown.
+// missing. The other scripts (the followed user's or member's side, feed,
+// clean, refill, copy) are naturally idempotent. When every re-send
+// fails, the error wraps ria.ErrOutcomeUnknown; a network error of the
+// read-only first step of Follow, Unfollow, AddToList or RemoveFromList
+// does not, as nothing was written. A Follow (or AddToList) whose outcome
+// is unknown is completed by calling it again.
 //
 // # Wrong types
 //
@@ -89,22 +134,31 @@
 //
 // Once the scripts are cached: CreateUser 1, User 1, Post 2 (script,
 // publish) plus 1 per node for the first batch when the author has
-// followers plus 1 to enqueue the next batch, Delete 2 plus 1 to enqueue
-// the clean when the author has followers, Follow 3, Unfollow 3, Page 1
+// followers or lists plus 1 to enqueue the next batch, Delete 2 plus 1 to
+// enqueue the clean when the author has followers or lists, Follow 3 (4
+// when the followed user posted during the follow), Unfollow 3, Page 1
 // plus 1 per node (the statuses' hashes, pipelined) and the same again for
 // each of at most two top-ups after deleted statuses, Followers and
-// Following 1, Refill 1 per 500 followed users plus 1 per node per 500
-// plus 1, a fan-out or clean task 2 plus 1 per node.
+// Following 1, CreateList 1, AddToList 3 (or 4, as Follow),
+// RemoveFromList 3, ListPage as Page, ListMembers and Lists 1, Refill 1
+// per 500 followed users plus 1 per node per 500 plus 1, a fan-out or
+// clean task 2 plus 1 per node. With [WithInactiveAfter], a home Page is
+// the same, plus 1 to enqueue when it reports [ErrRegenerating].
 //
 // # Key schema
 //
-//	<prefix>{<uid>}:user        HASH login, name, followers, following, posts, seq, fseq, signup
+//	<prefix>{<uid>}:user        HASH login, name, followers, following, posts, seq, fseq, signup,
+//	                            seen (last home read, ms), idle (1 not fed, 2 regenerating)
 //	<prefix>{<uid>}:status:<n>  HASH id, uid, login, message, posted, lat, lon
 //	<prefix>{<uid>}:profile     ZSET status IDs by post time (ms)
 //	<prefix>{<uid>}:home        ZSET status IDs of followed users by post time
 //	<prefix>{<uid>}:followers   ZSET follower IDs by follow sequence number
 //	<prefix>{<uid>}:following   ZSET followed IDs by follow time (ms)
-//	<prefix>{<uid>}:gone        ZSET tombstones of deleted statuses cleaned from home
+//	<prefix>{<uid>}:gone        ZSET tombstones of deleted statuses cleaned from home and list timelines
+//	<prefix>{<uid>}:lists       ZSET the user's list names by creation time (ms)
+//	<prefix>{<uid>}:list:<l>:members   ZSET member IDs of list l by time added (ms)
+//	<prefix>{<uid>}:list:<l>:timeline  ZSET status IDs of list l's members by post time
+//	<prefix>{<uid>}:listed      ZSET "<owner>/<list>" of the lists holding the user, by follow sequence
 //	<prefix>{<uid>}:once:<n>    STRING reply records of once-scripts (short TTL)
 //	<prefix>{s<k>}:stream       Pub/Sub channel k of the stream (k < StreamShards)
 //
@@ -120,6 +174,6 @@
 //
 // Logins are 1 to [MaxLoginLen] ASCII letters, digits, '_', '.' or '-';
 // statuses at most [MaxStatusLen] characters; timelines keep at most
-// [MaxTimelineCap] statuses. Not built yet (see the README): user lists,
-// and not feeding the home timelines of inactive users.
+// [MaxTimelineCap] statuses. A user owns at most [MaxLists] lists, named
+// as logins are (case-insensitive).
 package social

@@ -53,3 +53,46 @@ func Example() {
 	// bob's home: Alice: hello
 	// stream: reading Redis in Action
 }
+
+// A user list: its timeline is fed with its members' statuses, as a home
+// timeline is with the followed users'.
+func ExampleNetwork_AddToList() {
+	srv, _ := miniredis.Run()
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	ctx := context.Background()
+
+	g, _ := queue.New(rdb, "social")
+	n, err := social.New(rdb, g)
+	if err != nil {
+		panic(err)
+	}
+	for _, login := range []string{"carol", "dave"} {
+		if _, err := n.CreateUser(ctx, login, login); err != nil {
+			panic(err)
+		}
+	}
+	if _, err := n.Post(ctx, "dave", "an old one"); err != nil {
+		panic(err)
+	}
+	if err := n.CreateList(ctx, "carol", "friends"); err != nil {
+		panic(err)
+	}
+	added, _ := n.AddToList(ctx, "carol", "friends", "dave")
+	fmt.Println("added:", added)
+	if _, err := n.Post(ctx, "dave", "a new one"); err != nil {
+		panic(err)
+	}
+	page, _, _ := n.ListPage(ctx, "carol", "friends", 0, 10)
+	for _, s := range page {
+		fmt.Println("carol's friends:", s.Message)
+	}
+	removed, _ := n.RemoveFromList(ctx, "carol", "friends", "dave")
+	page, _, _ = n.ListPage(ctx, "carol", "friends", 0, 10)
+	fmt.Println("removed:", removed, "left:", len(page))
+	// Output:
+	// added: true
+	// carol's friends: a new one
+	// carol's friends: an old one
+	// removed: true left: 0
+}

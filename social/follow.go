@@ -22,38 +22,95 @@ var ErrSelf = errors.New("social: a user cannot follow itself")
 // "Follows between two slots" in the package doc). other's most recent
 // statuses (up to the timeline cap) are copied into uid's home timeline,
 // which is then trimmed to the cap. Three round trips: a read-only script
-// in uid's slot (uid exists, its keys' types), then a script in other's slot (add the follower, count it, read the
-// statuses), then one in uid's (add the followee, count it, copy the
-// statuses). It returns [ErrNoUser] if either user does not exist and
-// [ErrSelf] if they are the same, having written nothing.
+// in other's slot (other exists, its keys' types, its recent statuses),
+// then a script in uid's slot (add the followee, count it, copy the
+// statuses), then one in other's (add the follower, count it, return what
+// other posted meanwhile); plus one, rarely, to copy those. No status is
+// missed: a post before the third step is in the profile the third step
+// reads, a post after it is fanned out to uid. It returns [ErrNoUser] if
+// either user does not exist and [ErrSelf] if they are the same, having
+// written nothing.
 func (n *Network) Follow(ctx context.Context, uid, other string) (bool, error) {
-	uid, other, err := n.pair(ctx, "follow", uid, other)
+	uid, other, err := checkPair("follow", uid, other)
 	if err != nil {
 		return false, err
 	}
-	v, err := followedScript.Run(ctx, n.rdb, []string{n.userKey(other), n.followersKey(other), n.profileKey(other)}, uid, n.cap)
+	recent, newest, err := n.profile(ctx, other, n.followersKey(other), "social followers")
 	if err != nil {
 		return false, fmt.Errorf("social: follow %q %q: %w", uid, other, err)
 	}
-	arr, ok := v.([]any)
-	if ok && len(arr) == 1 && arr[0] == int64(0) {
-		return false, fmt.Errorf("social: follow %q %q: %q: %w", uid, other, other, ErrNoUser)
-	}
-	if !ok || len(arr) < 2 || len(arr)%2 != 0 {
-		return false, fmt.Errorf("social: follow %q %q: script %s: unexpected reply %v", uid, other, followedScript.Name(), v)
-	}
-	args := append([]any{other, n.cap}, arr[2:]...)
+	args := append([]any{other, n.cap}, recent...)
 	keys := []string{n.userKey(uid), n.followingKey(uid), n.homeKey(uid), n.goneKey(uid)}
-	v, err = followScript.RunOnce(ctx, n.rdb, n.onceKey(uid), keys, args...)
+	v, err := followScript.RunOnce(ctx, n.rdb, n.onceKey(uid), keys, args...)
 	if err != nil {
 		err = refusal(err)
+		if errors.Is(err, ErrNoUser) {
+			err = fmt.Errorf("%q: %w", uid, err)
+		}
 		return false, fmt.Errorf("social: follow %q %q: %w", uid, other, err)
 	}
 	added, err := followScript.AsInt64(v)
 	if err != nil {
 		return false, fmt.Errorf("social: follow %q %q: %w", uid, other, err)
 	}
+	v, err = followedScript.Run(ctx, n.rdb, []string{n.userKey(other), n.followersKey(other), n.profileKey(other)}, uid, n.cap, newest)
+	if err != nil {
+		return false, fmt.Errorf("social: follow %q %q: %w", uid, other, script.Unknown(err))
+	}
+	if err := n.copyNew(ctx, other, n.homeKey(uid), n.followingKey(uid), n.goneKey(uid), "", recent, followedScript, v); err != nil {
+		return false, fmt.Errorf("social: follow %q %q: %w", uid, other, err)
+	}
 	return added == 1, nil
+}
+
+// profile runs the read-only first step of a follow or a list add in
+// author's slot (set is its followers or listed key, of role role): it
+// returns author's recent statuses as id, score arguments, and the score
+// of the newest ('-inf' if none), or [ErrNoUser].
+func (n *Network) profile(ctx context.Context, author, set, role string) ([]any, string, error) {
+	v, err := profileScript.Run(ctx, n.rdb, []string{n.userKey(author), set, n.profileKey(author)}, n.cap, role)
+	if err != nil {
+		return nil, "", err
+	}
+	arr, ok := v.([]any)
+	// {0} first: it has an odd length, and would fail the length check.
+	if ok && len(arr) == 1 && arr[0] == int64(0) {
+		return nil, "", fmt.Errorf("%q: %w", author, ErrNoUser)
+	}
+	if !ok || len(arr) < 1 || len(arr)%2 != 1 || arr[0] != int64(1) {
+		return nil, "", fmt.Errorf("script %s: unexpected reply %v", profileScript.Name(), v)
+	}
+	newest := "-inf"
+	if len(arr) > 1 {
+		newest, _ = arr[2].(string)
+	}
+	return arr[1:], newest, nil
+}
+
+// copyNew checks the reply v of followed.lua or listed.lua (s) and copies
+// the statuses of author it returns, posted during the follow, into the
+// timeline tl guarded by members (see copy.lua), in one round trip when
+// there are some. seen is the reply of the first step (id, score...):
+// statuses there were copied already.
+func (n *Network) copyNew(ctx context.Context, author, tl, members, gone, kind string, seen []any, s *script.Script, v any) error {
+	arr, ok := v.([]any)
+	if ok && len(arr) == 1 && arr[0] == int64(0) { // {0} before the length check: it is odd
+		return fmt.Errorf("%q: %w", author, ErrNoUser) // a user is never deleted: not seen
+	}
+	if !ok || len(arr) < 2 || len(arr)%2 != 0 {
+		return fmt.Errorf("script %s: unexpected reply %v", s.Name(), v)
+	}
+	args := []any{author, n.cap, kind}
+	for i := 2; i < len(arr); i += 2 {
+		if !slices.Contains(seen, arr[i]) { // the first step read it: copied
+			args = append(args, arr[i], arr[i+1])
+		}
+	}
+	if len(args) == 3 {
+		return nil
+	}
+	_, err := copyScript.Run(ctx, n.rdb, []string{tl, members, gone}, args...)
+	return script.Unknown(err)
 }
 
 // Unfollow makes user uid stop following user other and returns true, or
@@ -73,7 +130,7 @@ func (n *Network) Unfollow(ctx context.Context, uid, other string) (bool, error)
 		return false, err
 	}
 	if _, err := unfollowedScript.Run(ctx, n.rdb, []string{n.userKey(other), n.followersKey(other)}, uid); err != nil {
-		return false, fmt.Errorf("social: unfollow %q %q: %w", uid, other, err)
+		return false, fmt.Errorf("social: unfollow %q %q: %w", uid, other, script.Unknown(err))
 	}
 	v, err := unfollowScript.RunOnce(ctx, n.rdb, n.onceKey(uid), []string{n.userKey(uid), n.followingKey(uid), n.homeKey(uid)}, other)
 	if errors.Is(refusal(err), errNotFollowing) {
@@ -89,8 +146,8 @@ func (n *Network) Unfollow(ctx context.Context, uid, other string) (bool, error)
 	return removed == 1, nil
 }
 
-// pair checks the two users of a follow and that uid exists.
-func (n *Network) pair(ctx context.Context, op, uid, other string) (string, string, error) {
+// checkPair checks the two users of a follow.
+func checkPair(op, uid, other string) (string, string, error) {
 	uid, err := checkUID("user", uid)
 	if err != nil {
 		return "", "", fmt.Errorf("social: %s: %w", op, err)
@@ -100,6 +157,15 @@ func (n *Network) pair(ctx context.Context, op, uid, other string) (string, stri
 	}
 	if uid == other {
 		return "", "", fmt.Errorf("social: %s %q: %w", op, uid, ErrSelf)
+	}
+	return uid, other, nil
+}
+
+// pair checks the two users of an unfollow and that uid exists.
+func (n *Network) pair(ctx context.Context, op, uid, other string) (string, string, error) {
+	uid, other, err := checkPair(op, uid, other)
+	if err != nil {
+		return "", "", err
 	}
 	// Users are never deleted, so a user that exists now exists when the
 	// third step runs; its keys are checked before the second step writes.

@@ -1,11 +1,15 @@
 -- followed.lua: the followed user's side of a follow: add the follower to
 -- its followers (scored by a sequence of its own, which orders the fan-out
--- passes) and count it; return its recent statuses. Naturally idempotent:
+-- passes) and count it; return the statuses posted since profile.lua read them. Naturally idempotent:
 -- a re-send finds the follower there and changes nothing.
 -- KEYS[1] followed user's HASH   KEYS[2] its followers ZSET
 -- KEYS[3] its profile ZSET
 -- ARGV[1] follower's user ID   ARGV[2] timeline cap
--- returns {0} no such user, else {1, added (0/1), id, score, id, score...}
+-- ARGV[3] the score of the newest status the first step read (profile.lua),
+--         or '-inf'
+-- returns {0} no such user, else {1, added (0/1), id, score...}: the
+-- statuses posted since the first step read the profile (score >= ARGV[3]),
+-- newest first
 local user, followers, profile = KEYS[1], KEYS[2], KEYS[3]
 local bad = check_types({user, 'hash', 'social user', followers, 'zset', 'social followers',
   profile, 'zset', 'social profile timeline'})
@@ -21,6 +25,6 @@ if not redis.call('ZSCORE', followers, ARGV[1]) then
   redis.call('HINCRBY', user, 'followers', 1)
 end
 local out = {1, added}
-local st = redis.call('ZREVRANGE', profile, 0, tonumber(ARGV[2]) - 1, 'WITHSCORES')
+local st = redis.call('ZREVRANGEBYSCORE', profile, '+inf', ARGV[3], 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[2]))
 for i = 1, #st do out[#out + 1] = st[i] end
 return out

@@ -1,10 +1,13 @@
 package social
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 
@@ -25,6 +28,9 @@ const (
 	// TaskClean removes a deleted status from one batch of its author's
 	// followers' home timelines and enqueues the next batch.
 	TaskClean = "social.clean"
+	// TaskRegenerate regenerates the home timeline of a user who was
+	// inactive ([WithInactiveAfter]) and read it.
+	TaskRegenerate = "social.regenerate"
 )
 
 // pass is the payload of a fan-out or clean task: the followers of Author
@@ -70,7 +76,7 @@ func (n *Network) Post(ctx context.Context, uid, msg string, opts ...PostOption)
 	if po.at != nil {
 		lat, lon = strconv.FormatFloat(po.at.Lat, 'f', -1, 64), strconv.FormatFloat(po.at.Lon, 'f', -1, 64)
 	}
-	keys := []string{n.userKey(uid), n.profileKey(uid), n.followersKey(uid), n.statusPrefix(uid)}
+	keys := []string{n.userKey(uid), n.profileKey(uid), n.followersKey(uid), n.statusPrefix(uid), n.listedKey(uid)}
 	v, err := postScript.RunOnce(ctx, n.rdb, n.onceKey(uid), keys, uid, msg, n.cap, n.batch, lat, lon)
 	if err != nil {
 		err = refusal(err)
@@ -157,7 +163,7 @@ func (n *Network) Delete(ctx context.Context, uid, id string) error {
 	if author != uid {
 		return fmt.Errorf("social: delete %q of %q: %w", id, uid, ErrNoStatus)
 	}
-	keys := []string{n.userKey(uid), n.statusPrefix(uid) + num, n.profileKey(uid), n.homeKey(uid), n.followersKey(uid)}
+	keys := []string{n.userKey(uid), n.statusPrefix(uid) + num, n.profileKey(uid), n.homeKey(uid), n.followersKey(uid), n.listedKey(uid)}
 	v, err := deleteScript.RunOnce(ctx, n.rdb, n.onceKey(uid), keys, uid, id)
 	if err != nil {
 		err = refusal(err)
@@ -229,7 +235,8 @@ func (n *Network) enqueue(ctx context.Context, jobs ...queue.Job) error {
 func (n *Network) feed(ctx context.Context, author, id string, ms int64, followers []string) error {
 	calls := make([]*script.Call, len(followers))
 	for i, f := range followers {
-		calls[i] = deliverScript.Call([]string{n.homeKey(f), n.followingKey(f), n.goneKey(f)}, author, id, ms, n.cap)
+		tl, members, gone, kind := n.feedKeys(f)
+		calls[i] = deliverScript.Call([]string{tl, members, gone, n.userKey(ownerOf(f))}, author, id, ms, n.cap, kind, n.idle.Milliseconds())
 	}
 	return send(ctx, n.rdb, calls)
 }
@@ -249,7 +256,8 @@ func send(ctx context.Context, rdb Client, calls []*script.Call) error {
 	return nil
 }
 
-// Handle registers the handlers of [TaskFanout] and [TaskClean] on w, a
+// Handle registers the handlers of [TaskFanout], [TaskClean] and
+// [TaskRegenerate] on w, a
 // worker of the group given to [New] that serves its queue ([WithQueue]).
 // Each task handles one batch of followers ([WithFanoutBatch]) in two
 // round trips plus one per node (read the batch and whether the status
@@ -269,6 +277,9 @@ func (n *Network) Handle(w *queue.Worker) error {
 	if err := w.Handle(TaskClean, queue.Typed(n.cleanTask)); err != nil {
 		return fmt.Errorf("social: handle: %w", err)
 	}
+	if err := w.Handle(TaskRegenerate, queue.Typed(n.regenerateTask)); err != nil {
+		return fmt.Errorf("social: handle: %w", err)
+	}
 	return nil
 }
 
@@ -281,17 +292,20 @@ func (n *Network) readBatch(ctx context.Context, p pass) (followers []string, la
 		return nil, 0, false, false, fmt.Errorf("%w: bad task %+v", queue.ErrNoRetry, p)
 	}
 	var ex *redis.IntCmd
-	var zs *redis.ZSliceCmd
+	var zs, ls *redis.ZSliceCmd
+	by := &redis.ZRangeBy{Min: "(" + strconv.FormatInt(p.After, 10), Max: "+inf", Count: int64(n.batch) + 1}
 	_, err = n.rdb.Pipelined(ctx, func(pl redis.Pipeliner) error {
 		ex = pl.Exists(ctx, n.statusPrefix(author)+num)
-		zs = pl.ZRangeByScoreWithScores(ctx, n.followersKey(author), &redis.ZRangeBy{
-			Min: "(" + strconv.FormatInt(p.After, 10), Max: "+inf", Count: int64(n.batch) + 1})
+		zs = pl.ZRangeByScoreWithScores(ctx, n.followersKey(author), by)
+		ls = pl.ZRangeByScoreWithScores(ctx, n.listedKey(author), by)
 		return nil
 	})
 	if err != nil {
 		return nil, 0, false, false, err
 	}
-	zz := zs.Val()
+	// Followers and lists share one sequence: merge them by it.
+	zz := append(zs.Val(), ls.Val()...)
+	slices.SortFunc(zz, func(a, b redis.Z) int { return cmp.Compare(a.Score, b.Score) })
 	if len(zz) > n.batch {
 		more, zz = true, zz[:n.batch]
 	}
@@ -325,7 +339,8 @@ func (n *Network) cleanTask(ctx context.Context, p pass) error {
 	}
 	calls := make([]*script.Call, len(followers))
 	for i, f := range followers {
-		calls[i] = cleanScript.Call([]string{n.homeKey(f), n.goneKey(f)}, p.Status, n.cap)
+		tl, _, gone, kind := n.feedKeys(f)
+		calls[i] = cleanScript.Call([]string{tl, gone}, p.Status, n.cap, kind)
 	}
 	cerr := send(ctx, n.rdb, calls)
 	if more {
@@ -336,4 +351,32 @@ func (n *Network) cleanTask(ctx context.Context, p pass) error {
 		}
 	}
 	return cerr
+}
+
+// ownerOf returns the user of a fan-out target: a follower, or the owner of
+// a list "<owner>/<list>".
+func ownerOf(target string) string {
+	owner, _, _ := strings.Cut(target, "/")
+	return owner
+}
+
+// regen is the payload of a [TaskRegenerate] task.
+type regen struct {
+	User string `json:"user"`
+}
+
+// regenerateTask refills the home timeline of a user who was inactive,
+// then lets its reads through. The user is fed again from the moment its
+// read asked for the regeneration, and the refill reads the profiles after
+// that, so no status is missed. Idempotent.
+func (n *Network) regenerateTask(ctx context.Context, r regen) error {
+	uid, err := checkUID("user", r.User)
+	if err != nil {
+		return fmt.Errorf("%w: bad task %+v", queue.ErrNoRetry, r)
+	}
+	if _, err := n.Refill(ctx, uid); err != nil {
+		return err
+	}
+	_, err = activeScript.Run(ctx, n.rdb, []string{n.userKey(uid)})
+	return err
 }

@@ -5,17 +5,20 @@
 -- KEYS[3] author's followers ZSET
 -- KEYS[4] author's status HASH prefix: the status is KEYS[4]..seq (minted
 --         here; it shares the hash tag of KEYS[1])
+-- KEYS[5] author's listed ZSET (the user lists holding the author, as
+--         "<owner>/<list>", scored by the same sequence as followers)
 -- ARGV[1] author's user ID   ARGV[2] message   ARGV[3] timeline cap
 -- ARGV[4] N, the followers fed before Post returns
 -- ARGV[5], ARGV[6] latitude and longitude, or '' and '' for none
 -- returns the error reply NOUSER (nothing written) if there is no such
 -- user, else {1, id, posted ms, more (0/1), last
--- follower's score (0 if none), author's login, follower...}
-local user, profile, followers = KEYS[1], KEYS[2], KEYS[3]
+-- follower's score (0 if none), author's login, follower or list...}
+-- (the first N of followers and lists together, by sequence number)
+local user, profile, followers, listed = KEYS[1], KEYS[2], KEYS[3], KEYS[5]
 local uid, msg = ARGV[1], ARGV[2]
 local cap, n = tonumber(ARGV[3]), tonumber(ARGV[4])
 local bad = check_types({user, 'hash', 'social user', profile, 'zset', 'social profile timeline',
-  followers, 'zset', 'social followers'})
+  followers, 'zset', 'social followers', listed, 'zset', 'social listed'})
 if bad then return bad end
 if redis.call('EXISTS', user) == 0 then return redis.error_reply('NOUSER social: no such user') end
 bad = check_hint(user, 'seq', 'social user') or check_hint(user, 'posts', 'social user')
@@ -38,6 +41,20 @@ redis.call('HINCRBY', user, 'posts', 1)
 redis.call('ZADD', profile, ms, id)
 redis.call('ZREMRANGEBYRANK', profile, 0, -cap - 1)
 local fl = redis.call('ZRANGEBYSCORE', followers, '-inf', '+inf', 'WITHSCORES', 'LIMIT', 0, n + 1)
+local ll = redis.call('ZRANGEBYSCORE', listed, '-inf', '+inf', 'WITHSCORES', 'LIMIT', 0, n + 1)
+if #ll > 0 then -- merge the two by score, keep the first n + 1
+  local m, i, j = {}, 1, 1
+  while #m < 2 * (n + 1) and (i <= #fl or j <= #ll) do
+    if j > #ll or (i <= #fl and tonumber(fl[i + 1]) < tonumber(ll[j + 1])) then
+      m[#m + 1], m[#m + 2] = fl[i], fl[i + 1]
+      i = i + 2
+    else
+      m[#m + 1], m[#m + 2] = ll[j], ll[j + 1]
+      j = j + 2
+    end
+  end
+  fl = m
+end
 local more = 0
 if #fl > 2 * n then
   more = 1

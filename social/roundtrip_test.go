@@ -38,6 +38,11 @@ func TestNetwork_roundTrips(t *testing.T) {
 			require.NoError(t, err)
 			_, err = n.Refill(ctx, w)
 			require.NoError(t, err)
+			require.NoError(t, n.CreateList(ctx, w, "l"))
+			_, err = n.AddToList(ctx, w, "l", author)
+			require.NoError(t, err)
+			_, err = n.RemoveFromList(ctx, w, "l", author)
+			require.NoError(t, err)
 		}
 		st := mustPost(t, n, author, "warm")
 		require.NoError(t, n.Delete(ctx, author, st.ID))
@@ -78,6 +83,26 @@ func TestNetwork_roundTrips(t *testing.T) {
 		check("Delete, no followers", 2, 2, func() { require.NoError(t, n.Delete(ctx, "new", st.ID)) })
 		st = mustPost(t, n, author, "z")
 		check("Delete, followers", 3, 3, func() { require.NoError(t, n.Delete(ctx, author, st.ID)) })
+		check("CreateList", 1, 1, func() { require.NoError(t, n.CreateList(ctx, "new", "l")) })
+		check("AddToList", 3, 3, func() {
+			ok, err := n.AddToList(ctx, "new", "l", author)
+			require.NoError(t, err)
+			require.True(t, ok)
+		})
+		check("ListPage", 2, 1+nodes, func() {
+			_, _, err := n.ListPage(ctx, "new", "l", 0, 10)
+			require.NoError(t, err)
+		})
+		check("ListMembers", 1, 1, func() {
+			m, err := n.ListMembers(ctx, "new", "l", 0, 10)
+			require.NoError(t, err)
+			require.Equal(t, []string{author}, m)
+		})
+		check("RemoveFromList", 3, 3, func() {
+			ok, err := n.RemoveFromList(ctx, "new", "l", author)
+			require.NoError(t, err)
+			require.True(t, ok)
+		})
 		drain(t, n, g)
 	})
 }

@@ -113,6 +113,26 @@ var (
 	deliverLua string
 	//go:embed clean.lua
 	cleanLua string
+	//go:embed home.lua
+	homeLua string
+	//go:embed active.lua
+	activeLua string
+	//go:embed profile.lua
+	profileLua string
+	//go:embed copy.lua
+	copyLua string
+	//go:embed listcreate.lua
+	listCreateLua string
+	//go:embed listcheck.lua
+	listCheckLua string
+	//go:embed listed.lua
+	listedLua string
+	//go:embed listadd.lua
+	listAddLua string
+	//go:embed unlisted.lua
+	unlistedLua string
+	//go:embed listremove.lua
+	listRemoveLua string
 
 	createScript     = script.NewOnce("social create user", createLua)
 	postScript       = script.NewOnce("social post", postLua)
@@ -125,8 +145,18 @@ var (
 	precheckScript   = script.New("social precheck", precheckLua)
 	// deliver and clean run in pipelines, one call per follower
 	// (script.Send).
-	deliverScript = script.New("social deliver", deliverLua)
-	cleanScript   = script.New("social clean", cleanLua)
+	deliverScript    = script.New("social deliver", deliverLua)
+	cleanScript      = script.New("social clean", cleanLua)
+	homeScript       = script.New("social home", homeLua)
+	activeScript     = script.New("social active", activeLua)
+	profileScript    = script.New("social profile", profileLua)
+	copyScript       = script.New("social copy", copyLua)
+	listCreateScript = script.NewOnce("social create list", listCreateLua)
+	listCheckScript  = script.New("social list check", listCheckLua)
+	listedScript     = script.New("social listed", listedLua)
+	listAddScript    = script.NewOnce("social add to list", listAddLua)
+	unlistedScript   = script.New("social unlisted", unlistedLua)
+	listRemoveScript = script.NewOnce("social remove from list", listRemoveLua)
 )
 
 // Option configures a [Network].
@@ -137,6 +167,7 @@ type options struct {
 	cap    int
 	batch  int
 	queue  string
+	idle   time.Duration
 }
 
 // WithPrefix sets the key prefix. Default: "social:".
@@ -154,6 +185,16 @@ func WithFanoutBatch(n int) Option { return func(o *options) { o.batch = n } }
 // to. Default: [DefaultQueue].
 func WithQueue(name string) Option { return func(o *options) { o.queue = name } }
 
+// MaxInactiveAfter is the longest [WithInactiveAfter].
+const MaxInactiveAfter = 365 * 24 * time.Hour
+
+// WithInactiveAfter makes the fan-out skip the home timelines of users who
+// have not read their home timeline (nor signed up) for d: such a timeline
+// is dropped, and regenerated when its owner next reads it (see
+// [ErrRegenerating]). 0, the default, feeds every timeline; else d is
+// between a millisecond and [MaxInactiveAfter].
+func WithInactiveAfter(d time.Duration) Option { return func(o *options) { o.idle = d } }
+
 // Network is a social network: users, statuses, timelines and follows. It
 // is safe for concurrent use.
 type Network struct {
@@ -163,6 +204,7 @@ type Network struct {
 	cap   int
 	batch int
 	queue string
+	idle  time.Duration
 }
 
 // New returns a Network on rdb whose deferred fan-out and clean tasks go
@@ -185,11 +227,13 @@ func New(rdb Client, tasks *queue.Group, opts ...Option) (*Network, error) {
 		return nil, fmt.Errorf("social: new: fan-out batch %d: must be between 1 and %d", o.batch, MaxFanoutBatch)
 	case o.queue == "":
 		return nil, errors.New("social: new: queue name: empty name")
+	case o.idle != 0 && (o.idle < time.Millisecond || o.idle > MaxInactiveAfter):
+		return nil, fmt.Errorf("social: new: inactive after %v: must be 0 or between 1ms and %v", o.idle, MaxInactiveAfter)
 	}
 	if err := keys.CheckPrefix(o.prefix); err != nil {
 		return nil, fmt.Errorf("social: new: %w", err)
 	}
-	return &Network{rdb: rdb, tasks: tasks, ks: keys.New(o.prefix), cap: o.cap, batch: o.batch, queue: o.queue}, nil
+	return &Network{rdb: rdb, tasks: tasks, ks: keys.New(o.prefix), cap: o.cap, batch: o.batch, queue: o.queue, idle: o.idle}, nil
 }
 
 // ID returns the user ID of login: the login in lower case. It does not
@@ -343,6 +387,14 @@ func refusal(err error) error {
 		return ErrNoStatus
 	case "NOTFOLLOWING":
 		return errNotFollowing
+	case "LISTTAKEN":
+		return ErrListTaken
+	case "NOLIST":
+		return ErrNoList
+	case "TOOMANYLISTS":
+		return ErrTooManyLists
+	case "NOTMEMBER":
+		return errNotMember
 	}
 	return err
 }

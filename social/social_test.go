@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -190,7 +191,8 @@ func TestNetwork_badInput(t *testing.T) {
 		_, err = social.New(b.Client, nil)
 		assert.Error(t, err)
 		for _, o := range []social.Option{social.WithPrefix("a{"), social.WithTimelineCap(0), social.WithTimelineCap(social.MaxTimelineCap + 1),
-			social.WithFanoutBatch(0), social.WithQueue("")} {
+			social.WithFanoutBatch(0), social.WithQueue(""), social.WithInactiveAfter(-time.Second),
+			social.WithInactiveAfter(time.Microsecond), social.WithInactiveAfter(social.MaxInactiveAfter + time.Hour)} {
 			_, g := newNet(t, b, b.Client)
 			_, err := social.New(b.Client, g, o)
 			assert.Error(t, err)

@@ -41,6 +41,7 @@ func TestNetwork_wrongTypes(t *testing.T) {
 				kr("bob", "profile", "zset", "social profile timeline"),
 				kr("bob", "followers", "zset", "social followers"),
 				kr("bob", "status:2", "hash", "social status"), // the next status, named in the script
+				kr("bob", "listed", "zset", "social listed"),
 			)
 		})
 		t.Run("Delete", func(t *testing.T) {
@@ -50,6 +51,7 @@ func TestNetwork_wrongTypes(t *testing.T) {
 				kr("bob", "profile", "zset", "social profile timeline"),
 				kr("bob", "home", "zset", "social home timeline"),
 				kr("bob", "followers", "zset", "social followers"),
+				kr("bob", "listed", "zset", "social listed"),
 			)
 		})
 		t.Run("Follow", func(t *testing.T) {

@@ -1,7 +1,7 @@
 // Command social runs the book's chapter 8 social network on ria: users
-// follow each other, post, read their timelines, unfollow and delete,
-// while a streaming subscriber (8.5) prints the statuses that mention
-// "redis" and a queue worker carries out the deferred fan-out.
+// follow each other, post, read their timelines, unfollow and delete, and
+// keep a user list, while a streaming subscriber (8.5) prints the statuses
+// that mention "redis" and a queue worker carries out the deferred fan-out.
 //
 //	go run ./examples/social                       # embedded miniredis
 //	REDIS_URL=redis://127.0.0.1:6379/0 go run ./examples/social
@@ -140,6 +140,31 @@ func run() error {
 		return fmt.Errorf("jenny's home after following again: %v", page)
 	}
 	fmt.Printf("jenny's home after following again: %q\n", page[0].Message)
+
+	// A user list (create_user_list, follow_user_list): jack lists josiah
+	// without following more; the list's timeline takes josiah's statuses.
+	if err := n.CreateList(ctx, "jack", "authors"); err != nil {
+		return err
+	}
+	if _, err := n.AddToList(ctx, "jack", "authors", "josiah"); err != nil {
+		return err
+	}
+	if _, err := n.Post(ctx, "josiah", "Lists are fed like home timelines"); err != nil {
+		return err
+	}
+	for { // the list is josiah's fourth target: a deferred pass feeds it
+		page, _, err = n.ListPage(ctx, "jack", "authors", 0, 10)
+		if err != nil {
+			return err
+		}
+		if len(page) == 2 {
+			break
+		}
+		<-tick.C
+	}
+	for _, s := range page {
+		fmt.Printf("jack's list %q: %q\n", "authors", s.Message)
+	}
 
 	cancel()
 	return <-workerDone

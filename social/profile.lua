@@ -1,0 +1,19 @@
+-- profile.lua: read-only first step of a follow or of adding a user to a
+-- list, in the followed user's slot: check the types of its keys (before
+-- any slot is written, so that a key of another type refuses the call
+-- having changed nothing) and read its recent statuses.
+-- KEYS[1] followed user's HASH   KEYS[2] its followers (or listed) ZSET
+-- KEYS[3] its profile ZSET
+-- ARGV[1] timeline cap   ARGV[2] role of KEYS[2]
+-- returns {0} no such user, else {1, id, score, id, score...} newest first
+local user, set, profile = KEYS[1], KEYS[2], KEYS[3]
+local bad = check_types({user, 'hash', 'social user', set, 'zset', ARGV[2],
+  profile, 'zset', 'social profile timeline'})
+if bad then return bad end
+if redis.call('EXISTS', user) == 0 then return {0} end
+bad = check_hint(user, 'fseq', 'social user') or check_hint(user, 'followers', 'social user')
+if bad then return bad end
+local out = {1}
+local st = redis.call('ZREVRANGE', profile, 0, tonumber(ARGV[1]) - 1, 'WITHSCORES')
+for i = 1, #st do out[#out + 1] = st[i] end
+return out
