@@ -1,0 +1,172 @@
+-- add.lua: index (or re-index) a batch of documents of one shard, each
+-- atomically with the others (book 7.1.1, index_document, plus clean
+-- re-indexing). A re-indexed document keeps its number; its postings
+-- become exactly those of its new tokens (the ones it no longer has are
+-- removed); its stored fields are replaced; its scores are set where given
+-- and kept otherwise. Naturally idempotent: running it twice leaves the
+-- state of running it once, so a re-send after a lost reply is harmless.
+-- KEYS[1] ids     HASH document ID -> number
+-- KEYS[2] stats   HASH seq, docs, len
+-- KEYS[3] document HASH prefix    KEYS[4] SET posting prefix
+-- KEYS[5] bitmap posting prefix   KEYS[6] score ZSET prefix
+-- ARGV[1] bitmap threshold T (a term posting becomes a bitmap above T
+--         documents, and back to a SET at T/2)
+-- ARGV[2] number of documents, then for each: ID, length (terms, repeats
+--         included), n tokens, n x (token, count), m fields, m x (hash
+--         field, value), k scores, k x (name, score)
+-- returns {documents added, documents replaced}
+-- Every key, and every value parsed, is checked before the first write.
+local ids, stats, dpre, ppre, bpre, zpre = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local T = tonumber(ARGV[1])
+
+local bad = check_types({ids, 'hash', 'search document IDs', stats, 'hash', 'search index stats'})
+  or check_hint(stats, 'seq', 'search index stats') or check_hint(stats, 'docs', 'search index stats')
+  or check_hint(stats, 'len', 'search index stats')
+if bad then return bad end
+
+local seq = tonumber(redis.call('HGET', stats, 'seq') or '0')
+local nextnum = seq
+local docs = {}
+local zkeys = {}
+local a = 3
+for _ = 1, tonumber(ARGV[2]) do
+  local doc = {ext = ARGV[a], len = tonumber(ARGV[a + 1]), toks = {}, fields = {}, scores = {}}
+  a = a + 2
+  local n = tonumber(ARGV[a]); a = a + 1
+  for _ = 1, n do doc.toks[ARGV[a]] = ARGV[a + 1]; a = a + 2 end
+  n = tonumber(ARGV[a]); a = a + 1
+  for _ = 1, n do doc.fields[#doc.fields + 1] = ARGV[a]; doc.fields[#doc.fields + 1] = ARGV[a + 1]; a = a + 2 end
+  n = tonumber(ARGV[a]); a = a + 1
+  for _ = 1, n do
+    doc.scores[#doc.scores + 1] = {ARGV[a], ARGV[a + 1]}
+    zkeys[ARGV[a]] = true
+    a = a + 2
+  end
+  docs[#docs + 1] = doc
+end
+
+-- Read the documents that exist, and number the new ones.
+local add, rem, touched = {}, {}, {}
+local lendelta, added = 0, 0
+for _, doc in ipairs(docs) do
+  local num = redis.call('HGET', ids, doc.ext)
+  local old = {}
+  if num then
+    if not string.match(num, '^%d+$') then
+      return key_error('CORRUPT', ids, 'search document IDs', string.format('%q', string.sub(num, 1, 40)), 'a document number')
+    end
+    local dk = dpre .. num
+    local h = redis.pcall('HGETALL', dk)
+    if h.err then return key_error('WRONGTYPE', dk, 'search document', 'a ' .. redis.call('TYPE', dk).ok, 'a hash') end
+    local fields = {}
+    for i = 1, #h, 2 do fields[h[i]] = h[i + 1] end
+    if fields['#id'] ~= doc.ext or not string.match(fields['#n'] or '', '^%d+$') then
+      return key_error('CORRUPT', dk, 'search document', string.format('%q', string.sub(fields['#id'] or 'missing', 1, 40)),
+        'the document ' .. string.format('%q', doc.ext) .. ' with its length')
+    end
+    for f in pairs(fields) do
+      local p = string.sub(f, 1, 2)
+      if p == 't:' or p == 'g:' then old[f] = true end
+    end
+    lendelta = lendelta - tonumber(fields['#n'])
+    doc.exists = true
+  else
+    nextnum = nextnum + 1
+    num = tostring(nextnum)
+    local dk = dpre .. num
+    local t = redis.call('TYPE', dk).ok
+    if t ~= 'none' and t ~= 'hash' then
+      return key_error('WRONGTYPE', dk, 'search document', 'a ' .. t, 'a hash')
+    elseif t ~= 'none' then
+      return key_error('CORRUPT', stats, 'search index stats field seq', seq, 'at least every document number')
+    end
+    added = added + 1
+  end
+  doc.num = num
+  lendelta = lendelta + doc.len
+  for tok in pairs(doc.toks) do
+    if not old[tok] then
+      if not add[tok] then add[tok] = {} end
+      table.insert(add[tok], num)
+      touched[tok] = true
+    end
+  end
+  for tok in pairs(old) do
+    if not doc.toks[tok] then
+      if not rem[tok] then rem[tok] = {} end
+      table.insert(rem[tok], num)
+      touched[tok] = true
+    end
+  end
+end
+
+-- Check every posting the batch changes, and learn its form.
+local info = {}
+for tok in pairs(touched) do
+  local pk = ppre .. tok
+  local card, err = set_card(pk, 'search posting')
+  if err then return err end
+  local blen = 0
+  if is_text(tok) and (card == 0 or card + #(add[tok] or {}) > T) then
+    blen, err = bitmap_len(bpre .. tok, 'search bitmap posting')
+    if err then return err end
+  end
+  info[tok] = {card = card, bitmap = blen > 0}
+end
+local spec = {}
+for name in pairs(zkeys) do
+  spec[#spec + 1] = zpre .. name; spec[#spec + 1] = 'zset'; spec[#spec + 1] = 'search score'
+end
+bad = check_types(spec)
+if bad then return bad end
+
+-- Write.
+if nextnum > seq then redis.call('HSET', stats, 'seq', nextnum) end
+if added > 0 then redis.call('HINCRBY', stats, 'docs', added) end
+if lendelta ~= 0 then redis.call('HINCRBY', stats, 'len', lendelta) end
+for _, doc in ipairs(docs) do
+  local dk = dpre .. doc.num
+  if doc.exists then
+    redis.call('DEL', dk)
+  else
+    redis.call('HSET', ids, doc.ext, doc.num)
+  end
+  local h = {'#id', doc.ext, '#n', doc.len}
+  for tok, tf in pairs(doc.toks) do h[#h + 1] = tok; h[#h + 1] = tf end
+  for _, v in ipairs(doc.fields) do h[#h + 1] = v end
+  for i = 1, #h, CHUNK do redis.call('HSET', dk, unpack(h, i, math.min(i + CHUNK - 1, #h))) end
+  for _, sc in ipairs(doc.scores) do redis.call('ZADD', zpre .. sc[1], sc[2], doc.num) end
+end
+for tok, nums in pairs(add) do
+  local it = info[tok]
+  if it.bitmap then
+    local e = set_bits(bpre .. tok, nums, 1)
+    if e then return e end
+  else
+    local pk = ppre .. tok
+    local card = it.card + call_chunked('SADD', pk, nums)
+    if is_text(tok) and card > T and card * 512 >= nextnum then
+      local e = set_bits(bpre .. tok, redis.call('SMEMBERS', pk), 1)
+      if e then return e end
+      redis.call('DEL', pk)
+    end
+  end
+end
+for tok, nums in pairs(rem) do
+  local it = info[tok]
+  if it.bitmap then
+    local bk = bpre .. tok
+    local e = set_bits(bk, nums, 0)
+    if e then return e end
+    local card = redis.call('BITCOUNT', bk)
+    if card == 0 then
+      redis.call('DEL', bk)
+    elseif card <= T / 2 or card * 1024 < nextnum then
+      call_chunked('SADD', ppre .. tok, bitmap_nums(bk, 0, -1, false))
+      redis.call('DEL', bk)
+    end
+  else
+    call_chunked('SREM', ppre .. tok, nums)
+  end
+end
+return {added, #docs - added}

@@ -1,0 +1,144 @@
+// Package search is full-text search on plain Redis and Redis Cluster: an
+// inverted index of documents in Redis SETs, the query language of Redis
+// in Action (7.1-7.2: tokenize, index_document, intersect, union,
+// difference, parse, parse_and_search, search_and_sort, search_and_zsort,
+// string_to_score, zadd_string), cached result pages, re-indexing and
+// removal, and sharding of one index over several Cluster slots (10.3).
+//
+//	x, err := search.New(rdb, "posts",
+//		search.WithFields(search.NumericField("updated"), search.TextField("title")),
+//		search.WithScores("update", "votes"))
+//	_, _, err = x.Add(ctx, search.Document{ID: "p1", Text: "Redis in Action",
+//		Fields: map[string]string{"updated": "1700000000", "title": "Redis"},
+//		Scores: map[string]float64{"update": 1700000000, "votes": 12}})
+//	r, err := x.Search(ctx, "redis +valkey -cluster", search.ByField("updated", true), search.Limit(0, 20))
+//	next, err := x.Page(ctx, r.ID, 20, 20) // from the cached result
+//
+// # Analysis
+//
+// An [Analyzer] turns text into terms, for documents and queries alike.
+// The default [Standard] is the book's tokenizer made Unicode-aware:
+// letters, digits and marks of any script, apostrophes kept inside words,
+// lower-cased, the book's stop words ([BookStopWords]), at least 2
+// characters. [StopWords], [MinLength], [MaxLength] and [Filter] (a
+// stemmer, accent folding) configure it; any type with a Terms method
+// replaces it ([WithAnalyzer]).
+//
+// # Query language
+//
+// Words are AND-ed; +word is a synonym OR-ed with the word before it;
+// -word excludes (see [Parse]). "connect +connection pool -cluster" finds
+// the documents holding connect or connection, and pool, but not
+// cluster. Stop words are ignored. A malformed query is a *[ParseError]
+// naming the byte where the problem is; an empty query, or one of stop
+// words only, is [ErrEmptyQuery]; a query that only excludes is
+// [ErrOnlyExclusions].
+//
+// # Sorting and pages
+//
+// Results are ordered by document ID by default, by a stored field
+// ([ByField]: numeric or by bytes, ascending or descending; the book's
+// search_and_sort, which runs everywhere, miniredis included, since the
+// sort is done in the script rather than by SORT), or by a weighted sum
+// of score ZSETs ([ByScores]: the book's search_and_zsort by update time
+// and votes, any weights), or best match first ([ByRelevance]: BM25
+// computed in the script from each document's term counts and length,
+// stored in its hash, and each term's document frequency, the SCARD of
+// its posting). Ties go by document ID, so an order is total.
+// [Scorer], [Alphabet] and [ZAddString] turn strings into ZSET scores
+// that keep their order (string_to_score, zadd_string), for any
+// alphabet.
+//
+// A search caches its whole ordered result under a search ID
+// ([Result.ID]) for the index's cache TTL ([WithCacheTTL], the book's 30 s
+// by default); [Index.Page] reads later pages from it and [Index.Refresh]
+// keeps it alive, each renewing the TTL. A page of an expired result is
+// [ErrExpired]. The cached result is a snapshot: documents added after
+// the search are not in its later pages.
+//
+// # Guarantees
+//
+// Each shard's part of an [Index.Add] or [Index.Remove] is one Lua script:
+// a document is indexed, re-indexed or removed entirely or not at all, and
+// readers never see half of it. Re-indexing a document removes it from
+// the postings of the terms it no longer has; removing it leaves no
+// posting, field or declared score of it behind (only the shard's stats
+// HASH stays, which keeps the last document number so that numbers are
+// never reused). A search sees each shard at one instant; a sharded search
+// is not one snapshot across shards (a document re-indexed between two
+// shards' scripts is still seen once: it lives in one shard).
+//
+// # Lost replies
+//
+// go-redis re-sends a command whose reply was lost. Add and Remove are
+// once-scripts (internal/script RunOnce): the first run's reply is
+// recorded for the client's retry window, and a re-send is answered from
+// it, so the counts they return are true. When every re-send of a shard's
+// script failed, the error wraps ria.ErrOutcomeUnknown: the batch part of
+// that shard was applied entirely or not at all (search again to know).
+// Search and Page only write their own cache keys, the same on a re-run.
+//
+// # Wrong types
+//
+// Every script checks the type of every key it reads or writes (document
+// IDs, stats, document hashes, postings, score ZSETs, cached results)
+// before its first write: a key someone else wrote with another type is a
+// *ria.KeyError (ria.ErrWrongType) naming the key and its role ("search
+// posting", ...), and nothing is changed. A malformed document number or
+// document hash is a *ria.KeyError matching ria.ErrCorrupt.
+//
+// # Round trips
+//
+// On one server or one shard: Add (any batch up to [MaxBatch]) 1, Remove
+// 1, Search 1, Page 1, Refresh 1 (each runs one script per shard, all in
+// one pipeline: one round trip per Cluster node holding a shard; the first
+// run of a script on a server adds one for EVAL after NOSCRIPT). A
+// [ByRelevance] search of a sharded index first reads the whole index's
+// statistics in one more pipeline, so that its scores are an unsharded
+// index's.
+//
+// # Key schema
+//
+// With the default prefix "search:" and index name n, every key of a shard
+// is search:{<tag>}:<part>, <tag> being n for an unsharded index:
+//
+//	{tag}:ids        HASH  document ID -> document number
+//	{tag}:n          HASH  seq (last number), docs, len (total terms)
+//	{tag}:d:<num>    HASH  "#id", "#n" (terms), "t:<term>" (count), "s:<field>" (sort value)
+//	{tag}:p:t:<term> SET   numbers of the documents holding the term
+//	{tag}:z:<score>  ZSET  document number -> score
+//	{tag}:r:<sid>:l  LIST  cached result: document IDs in order (TTL)
+//	{tag}:r:<sid>:k  LIST  their sort keys (TTL)
+//	{tag}:r:<sid>:n  STRING total (TTL)
+//	{tag}:once:<nonce> STRING reply record of an Add or Remove (retry window TTL)
+//
+// The b: (bitmap postings) and u: (see [Shard.Key]) namespaces are
+// reserved. The scripts build the per-term, per-document and per-score
+// keys from prefixes passed in KEYS (a batch touches thousands); the hash
+// tag in the prefix keeps them in the shard's slot.
+//
+// # Cluster and sharding
+//
+// Every key of a shard carries the shard's hash tag, so each script
+// touches one slot and no CROSSSLOT error is possible; the set operations'
+// temporary keys are in the slot too. An unsharded index (the default) is
+// therefore in one slot, on one master. [WithShards](n) spreads documents
+// over n shards by a hash of their ID; shard i's tag is chosen so that its
+// slot lies in the i-th of n equal slot ranges, so the shards spread over
+// the masters of a Cluster whose slots are evenly split. A search runs
+// on every shard in one pipeline and merges the shards' ordered entries in
+// Go, answering exactly as one unsharded index would (same order, same
+// total); each shard returns offset+count entries for a page, so deep
+// pages of a sharded index cost more. Open an index with the same name,
+// prefix and shard count every time: the count is part of the layout.
+//
+// # Limits
+//
+// IDs up to [MaxIDBytes]; terms up to [MaxTermBytes]; text and distinct
+// terms per document by [Limits] ([ErrTooLarge]); field values up to
+// [MaxFieldBytes]; queries up to [MaxQueryBytes] and [MaxQueryTerms];
+// pages up to [MaxPageSize]; batches up to [MaxBatch]. A search sorts its
+// whole result in Lua: it is meant for results up to some tens of
+// thousands of documents (a query matching most of a million documents
+// blocks the server for as long as it sorts them).
+package search

@@ -1,0 +1,281 @@
+package search
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/ria-go/ria/internal/script"
+)
+
+var (
+	//go:embed common.lua
+	commonLua string
+	//go:embed add.lua
+	addLua string
+	//go:embed remove.lua
+	removeLua string
+	//go:embed search.lua
+	searchLua string
+	//go:embed page.lua
+	pageLua string
+
+	addScript    = script.NewOnce("search add", commonLua+addLua)
+	removeScript = script.NewOnce("search remove", commonLua+removeLua)
+	searchScript = script.New("search search", commonLua+searchLua)
+	pageScript   = script.New("search page", pageLua)
+)
+
+// MaxFieldBytes is the longest value of a sort field.
+const MaxFieldBytes = 1024
+
+// MaxBatch bounds the documents (or IDs) of one [Index.Add] or
+// [Index.Remove] call.
+const MaxBatch = 10000
+
+// noBitmaps is the bitmap threshold add.lua is given: postings stay SETs
+// (search.lua intersects SETs only).
+const noBitmaps = "1000000000"
+
+// Document is what [Index.Add] indexes.
+type Document struct {
+	// ID names the document: 1 to [MaxIDBytes] bytes of valid UTF-8.
+	ID string
+	// Text is analyzed into the document's terms.
+	Text string
+	// Fields are the values of declared sort fields ([WithFields]): a
+	// Numeric field's value must parse as a finite float64
+	// (strconv.ParseFloat); a Text field's is at most [MaxFieldBytes].
+	// A re-indexed document's fields are replaced.
+	Fields map[string]string
+	// Scores are the document's values of declared scores ([WithScores]),
+	// finite. A re-indexed document keeps the scores it is not given.
+	Scores map[string]float64
+}
+
+// Add indexes docs, or re-indexes those whose ID is already indexed: a
+// re-indexed document's postings become exactly those of its new text
+// (the terms it no longer has lose it), its fields are replaced and its
+// given scores set. Each shard's part of the batch is one atomic script;
+// all shards go in one pipeline: one round trip per node.
+//
+// It returns how many documents were new and how many replaced. Bad
+// input (an empty, long or repeated ID, an undeclared field or score, a
+// value that is not a finite number, a document over the [Limits]) is an
+// error matching [ErrInvalid], [ErrUnknownField] or [ErrTooLarge], and
+// nothing is written. A key of the index holding another type is a
+// *ria.KeyError, and nothing is written. When every re-send of a shard's
+// script lost its reply, the error wraps ria.ErrOutcomeUnknown.
+func (x *Index) Add(ctx context.Context, docs ...Document) (added, replaced int, err error) {
+	if len(docs) == 0 {
+		return 0, 0, nil
+	}
+	if len(docs) > MaxBatch {
+		return 0, 0, fmt.Errorf("search: add %d documents: %w: at most %d per call", len(docs), ErrTooLarge, MaxBatch)
+	}
+	perShard := make([][]any, len(x.shards))
+	counts := make([]int, len(x.shards))
+	seen := make(map[string]bool, len(docs))
+	for _, d := range docs {
+		args, err := x.docArgs(d)
+		if err != nil {
+			return 0, 0, err
+		}
+		if seen[d.ID] {
+			return 0, 0, fmt.Errorf("search: add %q: %w: document given twice", d.ID, ErrInvalid)
+		}
+		seen[d.ID] = true
+		s := shardOf(d.ID, len(x.shards))
+		perShard[s] = append(perShard[s], args...)
+		counts[s]++
+	}
+	ttl := script.ReplayWindow(x.rdb)
+	var calls []*script.Call
+	for i, k := range x.shards {
+		if counts[i] == 0 {
+			continue
+		}
+		args := append([]any{noBitmaps, counts[i]}, perShard[i]...)
+		calls = append(calls, addScript.Prepare(k.onceKey(), ttl, k.scriptKeys(), args...))
+	}
+	script.Send(ctx, x.rdb, calls)
+	var errs []error
+	for _, c := range calls {
+		if c.Err != nil {
+			errs = append(errs, c.Err)
+			continue
+		}
+		n, err := addScript.AsInt64s(c.Val)
+		if err != nil || len(n) != 2 {
+			errs = append(errs, fmt.Errorf("search: add: bad reply %v: %w", c.Val, err))
+			continue
+		}
+		added += int(n[0])
+		replaced += int(n[1])
+	}
+	if err := errors.Join(errs...); err != nil {
+		return added, replaced, fmt.Errorf("search: add %d documents: %w", len(docs), err)
+	}
+	return added, replaced, nil
+}
+
+// scriptKeys are the KEYS of add.lua and remove.lua.
+func (k shardKeys) scriptKeys() []string {
+	return []string{k.ids, k.stats, k.docPrefix, k.setPrefix, k.bitmapPrefix, k.scorePrefix}
+}
+
+// docArgs checks d and returns its part of add.lua's ARGV.
+func (x *Index) docArgs(d Document) ([]any, error) {
+	if err := checkID(d.ID); err != nil {
+		return nil, fmt.Errorf("search: add: %w", err)
+	}
+	fail := func(err error, format string, args ...any) ([]any, error) {
+		return nil, fmt.Errorf("search: add %q: %w: "+format, append([]any{d.ID, err}, args...)...)
+	}
+	if len(d.Text) > x.limits.MaxTextBytes {
+		return fail(ErrTooLarge, "text of %d bytes: at most %d", len(d.Text), x.limits.MaxTextBytes)
+	}
+	terms := x.analyzer.Terms(d.Text)
+	tf := map[string]int{}
+	for _, t := range terms {
+		if err := CheckTerm(t); err != nil {
+			return fail(ErrInvalid, "the analyzer's term: %v", err)
+		}
+		tf[t]++
+	}
+	if len(tf) > x.limits.MaxTerms {
+		return fail(ErrTooLarge, "%d distinct terms: at most %d", len(tf), x.limits.MaxTerms)
+	}
+	args := []any{d.ID, len(terms), len(tf)}
+	for _, t := range slices.Sorted(maps.Keys(tf)) {
+		args = append(args, termTok(t), tf[t])
+	}
+	args = append(args, len(d.Fields))
+	for _, name := range slices.Sorted(maps.Keys(d.Fields)) {
+		v := d.Fields[name]
+		kind, ok := x.fields[name]
+		if !ok {
+			return fail(ErrUnknownField, "field %q is not declared (WithFields)", name)
+		}
+		switch kind {
+		case Numeric:
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+				return fail(ErrInvalid, "numeric field %q: %q is not a finite number", name, v)
+			}
+			v = strconv.FormatFloat(f, 'g', -1, 64)
+		case Text:
+			if len(v) > MaxFieldBytes || !utf8.ValidString(v) {
+				return fail(ErrInvalid, "text field %q: want valid UTF-8 of at most %d bytes", name, MaxFieldBytes)
+			}
+		}
+		args = append(args, "s:"+name, v)
+	}
+	args = append(args, len(d.Scores))
+	for _, name := range slices.Sorted(maps.Keys(d.Scores)) {
+		v := d.Scores[name]
+		if !slices.Contains(x.scores, name) {
+			return fail(ErrUnknownField, "score %q is not declared (WithScores)", name)
+		}
+		if math.IsInf(v, 0) || math.IsNaN(v) {
+			return fail(ErrInvalid, "score %q: %v is not finite", name, v)
+		}
+		args = append(args, name, strconv.FormatFloat(v, 'g', -1, 64))
+	}
+	return args, nil
+}
+
+// checkID checks a document ID.
+func checkID(id string) error {
+	if id == "" || len(id) > MaxIDBytes || !utf8.ValidString(id) {
+		return fmt.Errorf("document ID %q: %w: want 1 to %d bytes of valid UTF-8", trunc(id), ErrInvalid, MaxIDBytes)
+	}
+	return nil
+}
+
+func trunc(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "..."
+	}
+	return s
+}
+
+// CheckTerm returns an error if term cannot be an index term: empty, over
+// [MaxTermBytes], invalid UTF-8 or holding a control character.
+func CheckTerm(term string) error {
+	if term == "" || len(term) > MaxTermBytes || !utf8.ValidString(term) {
+		return fmt.Errorf("term %q: want 1 to %d bytes of valid UTF-8", trunc(term), MaxTermBytes)
+	}
+	for _, r := range term {
+		if r < 0x20 || r == 0x7f {
+			return fmt.Errorf("term %q: control character %q", trunc(term), r)
+		}
+	}
+	return nil
+}
+
+// Remove removes the documents ids from the index: their postings, stored
+// fields and declared scores ([WithScores]) go, and nothing of theirs is
+// left. IDs that are not indexed are skipped. It returns how many
+// documents were removed. One atomic script per shard, all in one
+// pipeline: one round trip per node. Errors as for [Index.Add].
+func (x *Index) Remove(ctx context.Context, ids ...string) (int, error) {
+	if len(ids) > MaxBatch {
+		return 0, fmt.Errorf("search: remove %d documents: %w: at most %d per call", len(ids), ErrTooLarge, MaxBatch)
+	}
+	perShard := make([][]any, len(x.shards))
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if err := checkID(id); err != nil {
+			return 0, fmt.Errorf("search: remove: %w", err)
+		}
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		s := shardOf(id, len(x.shards))
+		perShard[s] = append(perShard[s], id)
+	}
+	ttl := script.ReplayWindow(x.rdb)
+	var calls []*script.Call
+	for i, k := range x.shards {
+		if len(perShard[i]) == 0 {
+			continue
+		}
+		args := append([]any{len(perShard[i])}, perShard[i]...)
+		args = append(args, len(x.scores))
+		for _, s := range x.scores {
+			args = append(args, s)
+		}
+		calls = append(calls, removeScript.Prepare(k.onceKey(), ttl, k.scriptKeys(), args...))
+	}
+	if len(calls) == 0 {
+		return 0, nil
+	}
+	script.Send(ctx, x.rdb, calls)
+	removed := 0
+	var errs []error
+	for _, c := range calls {
+		if c.Err != nil {
+			errs = append(errs, c.Err)
+			continue
+		}
+		n, err := removeScript.AsInt64(c.Val)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		removed += int(n)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return removed, fmt.Errorf("search: remove %d documents: %w", len(ids), err)
+	}
+	return removed, nil
+}
