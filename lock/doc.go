@@ -15,6 +15,12 @@
 //		return write(ctx, l.Fence(), ...)
 //	})
 //
+// Several locks at once, all or none ([Locker.AcquireAll], [Locker.DoAll]):
+// taken in the order of their names, so callers wanting overlapping sets
+// never deadlock; the locks live in one slot each, so taking the set is a
+// sequence of acquisitions (one round trip each when free), not one atomic
+// step, and a set that cannot be completed is given back.
+//
 // # Guarantees
 //
 //   - Mutual exclusion while the TTL lasts: the owner key holds a random
@@ -98,6 +104,8 @@
 //   - After a holder crashed, the waiters that wake at its TTL race for the
 //     lock; FIFO order resumes with the next release.
 //   - TryAcquire does not queue; it fails while the lock is held.
+//   - AcquireAll holds the locks it has while it waits for the next one
+//     (at most [MaxMulti] names); a read/write lock is not built.
 //   - Each blocked waiter holds one connection of the client's pool for the
 //     duration of its blocking read; size PoolSize above the number of
 //     concurrent waiters.
