@@ -133,6 +133,16 @@
 // leaves a task waiting. If Redis cannot be reached, the BLPOP ends at its
 // timeout (at most the lease or 30 s, plus 5 s) and Run returns then.
 //
+// # Inspecting and metrics
+//
+// [Group.Stats] counts the tasks ready (per queue), delayed, in flight and
+// dead; [Group.Task] tells one task's state, payload, attempts and last
+// error; [Group.Dead] pages the dead letters; [Group.Requeue] and
+// [Group.Cancel] act on one task. A worker reports every run of a task to
+// a [Metrics] ([WithMetrics]): its result (ok, retry, dead, given back)
+// and the handler's time; [ExpvarMetrics] publishes those counts and a
+// group's gauges through expvar, with no new dependency.
+//
 // # Errors
 //
 // Every call returns errors rather than logging them, except [Worker.Run],

@@ -56,6 +56,7 @@ type workerOptions struct {
 	grace       time.Duration
 	logger      *slog.Logger
 	base, max   time.Duration
+	metrics     Metrics
 }
 
 // Queues sets the queues the worker serves, highest priority first: it
@@ -108,6 +109,10 @@ func Grace(d time.Duration) WorkerOption { return func(o *workerOptions) { o.gra
 // Logger sets where the worker reports failed tasks, lost leases and Redis
 // errors. Default: [slog.Default] when [NewWorker] is called.
 func Logger(l *slog.Logger) WorkerOption { return func(o *workerOptions) { o.logger = l } }
+
+// WithMetrics reports every run of a task to m (see [Metrics] and
+// [ExpvarMetrics]). Default: none.
+func WithMetrics(m Metrics) WorkerOption { return func(o *workerOptions) { o.metrics = m } }
 
 // Backoff sets the delay before a failed task is retried: base after the
 // first failure, doubling with each failure up to max, then a random
@@ -585,6 +590,7 @@ func (r *run) enqueue(tasks []taken, sent time.Time) {
 			cancel(nil)
 			r.log.Error("queue: task fields do not parse; task sent to the dead letters unrun", "queue", t.task.Queue, "id", t.task.ID, "err", t.corrupt)
 			r.pending = append(r.pending, outcome{job: j, kind: 'd', err: errText(t.corrupt)})
+			r.report(t.task, RunDead, 0)
 			continue
 		}
 		r.buffer = append(r.buffer, j)
@@ -615,7 +621,9 @@ func (r *run) start() {
 
 // exec runs one task and sends its outcome.
 func (r *run) exec(j *job) {
+	start := time.Now()
 	err := r.call(j)
+	took := time.Since(start)
 	o := outcome{job: j}
 	attempts := j.task.Attempt + 1
 	switch {
@@ -632,6 +640,7 @@ func (r *run) exec(j *job) {
 		r.log.Warn("queue: task failed", "queue", j.task.Queue, "task", j.task.Name, "id", j.task.ID,
 			"attempt", attempts, "max_retry", j.task.MaxRetry, "err", err)
 	}
+	r.report(j.task, runResult(o.kind), took)
 	j.cancel(nil)
 	// Under mu, so that shutdown finds the outcome of every job marked done
 	// in the channel. The send never blocks: the channel has room for one
