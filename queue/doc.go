@@ -133,6 +133,18 @@
 // leaves a task waiting. If Redis cannot be reached, the BLPOP ends at its
 // timeout (at most the lease or 30 s, plus 5 s) and Run returns then.
 //
+// # Periodic tasks
+//
+// A [Scheduler] ([Group.Scheduler]) enqueues the task of each [Periodic]
+// schedule once per period (every interval from the Unix epoch plus an
+// offset, on the server's clock), however many Schedulers run in however
+// many processes: one script per schedule checks the period mark and
+// writes the task (ID "<name>@<period>") and the mark together, so a
+// Scheduler that crashes leaves either both or neither, and the others go
+// on. [Scheduler.Run] wakes at each period's start; [Scheduler.Tick] is one
+// pass (1 round trip for all schedules). A period in which no Scheduler ran
+// is skipped, not caught up.
+//
 // # Inspecting and metrics
 //
 // [Group.Stats] counts the tasks ready (per queue), delayed, in flight and
@@ -237,6 +249,7 @@
 //	queue:{G}:took:<W>    STRING  worker W's last take: its lease token and the IDs it took
 //	                              (for a lease), for a re-send of that take
 //	queue:{G}:wake:<W>    LIST    a token that ends worker W's own BLPOP (30 s TTL)
+//	queue:{G}:periodic    HASH    schedule name -> the last period whose task was enqueued
 //	queue:{G}:once:<N>    STRING  the reply of one Cancel, Requeue, Promote or Recover call,
 //	                              for the client's retry window
 //

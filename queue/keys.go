@@ -39,6 +39,9 @@ type keySet struct {
 	// holding the lease token of worker W's last take and the IDs it took,
 	// for a lease, so that a re-send of that take hands the same tasks out.
 	took string
+	// periodic is a HASH of schedule name -> the last period whose task a
+	// Scheduler enqueued.
+	periodic string
 	// wake is the prefix of the workers' own wake lists: wake+W is a LIST
 	// where a stopping worker W pushes a token to end its own wait.
 	wake string
@@ -57,6 +60,7 @@ func newKeySet(ks keys.Space, group string) keySet {
 		schedule: ks.Key(group, "schedule"),
 		took:     ks.Key(group, "took:"),
 		wake:     ks.Key(group, "wake:"),
+		periodic: ks.Key(group, "periodic"),
 	}
 }
 

@@ -32,6 +32,8 @@ type Client interface {
 	BLPop(ctx context.Context, timeout time.Duration, keys ...string) *redis.StringSliceCmd
 	Do(ctx context.Context, args ...any) *redis.Cmd
 	TxPipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
+	// Pipelined sends a Scheduler's schedules in one round trip.
+	Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
 }
 
 var (

@@ -1,0 +1,132 @@
+package queue_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ria-go/ria/internal/redistest"
+	"github.com/ria-go/ria/queue"
+)
+
+// Three schedulers on three clients tick at once, many times: each
+// period's task is enqueued once. On miniredis, whose clock the test
+// moves, a new period gets its own task, a scheduler that stopped (a
+// crash) leaves the others to enqueue it, and a period no one ticked in
+// is skipped.
+func TestScheduler_oncePerPeriod(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		// On real servers, days whose boundaries lie 12 and 18 hours away
+		// (the server runs on this machine's clock): the ticks fall in one
+		// period.
+		every := 24 * time.Hour
+		day := time.Duration(time.Now().UnixNano()) % every
+		off1, off2 := (day+12*time.Hour)%every, (day+18*time.Hour)%every
+		if b.Mini != nil {
+			b.Mini.SetTime(time.Date(2026, 1, 1, 0, 0, 30, 0, time.UTC))
+			every, off1, off2 = time.Minute, 0, 30*time.Second
+		}
+		ps := []queue.Periodic{
+			{Name: "digest", Every: every, Offset: off1, Queue: "default", Task: "send_digest", Payload: map[string]string{"kind": "daily"}},
+			{Name: "cleanup", Every: every, Offset: off2, Queue: "low", Task: "cleanup", MaxRetry: 2},
+		}
+		var scheds []*queue.Scheduler
+		for range 3 {
+			c, _ := b.NewClient()
+			s, err := newGroup(t, b, c).Scheduler(discard, ps...)
+			require.NoError(t, err)
+			scheds = append(scheds, s)
+		}
+		tickAll := func(ss []*queue.Scheduler) []string {
+			var mu sync.Mutex
+			var all []string
+			var wg sync.WaitGroup
+			for _, s := range ss {
+				wg.Go(func() {
+					for range 10 {
+						ids, next, err := s.Tick(ctx)
+						if !assert.NoError(t, err) {
+							return
+						}
+						assert.Positive(t, next)
+						assert.LessOrEqual(t, next, every)
+						mu.Lock()
+						all = append(all, ids...)
+						mu.Unlock()
+					}
+				})
+			}
+			wg.Wait()
+			return all
+		}
+		got := tickAll(scheds)
+		require.Len(t, got, 2, "one task per schedule: %v", got)
+		g := newGroup(t, b, b.Client)
+		for _, id := range got {
+			info, err := g.Task(ctx, id)
+			require.NoError(t, err)
+			assert.Equal(t, queue.StateReady, info.State)
+			if info.Name == "send_digest" {
+				assert.JSONEq(t, `{"kind":"daily"}`, string(info.Payload))
+			} else {
+				assert.Equal(t, "low", info.Queue)
+				assert.Equal(t, 2, info.MaxRetry)
+			}
+		}
+		if b.Mini == nil {
+			return
+		}
+		b.FastForward(time.Minute) // the next period of both
+		got = tickAll(scheds[1:])  // the first scheduler has crashed
+		assert.Len(t, got, 2)
+		b.FastForward(3 * time.Minute) // two periods with no tick: skipped
+		got = tickAll(scheds)
+		assert.Len(t, got, 2)
+		s, err := g.Stats(ctx, "default", "low")
+		require.NoError(t, err)
+		assert.Equal(t, int64(3), s.Ready["default"])
+		assert.Equal(t, int64(3), s.Ready["low"])
+	})
+}
+
+// Run enqueues the current period's task at once and stops with ctx.
+func TestScheduler_Run(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		g := newGroup(t, b, b.Client)
+		s, err := g.Scheduler(discard, queue.Periodic{Name: "p", Every: time.Hour, Queue: "default", Task: "t"})
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- s.Run(ctx) }()
+		require.Eventually(t, func() bool {
+			st, err := g.Stats(t.Context(), "default")
+			return err == nil && st.Ready["default"] == 1
+		}, time.Minute, time.Millisecond)
+		cancel()
+		require.NoError(t, <-done)
+
+		for _, bad := range []queue.Periodic{
+			{}, {Name: "a{b", Every: time.Hour, Queue: "q", Task: "t"}, {Name: "a@b", Every: time.Hour, Queue: "q", Task: "t"},
+			{Name: "a", Every: 0, Queue: "q", Task: "t"}, {Name: "a", Every: time.Hour, Offset: time.Hour, Queue: "q", Task: "t"},
+			{Name: "a", Every: time.Hour, Task: "t"}, {Name: "a", Every: time.Hour, Queue: "q"},
+			{Name: "a", Every: time.Hour, Queue: "q", Task: "t", MaxRetry: -1},
+		} {
+			_, err := g.Scheduler(nil, bad)
+			assert.Error(t, err, "%+v", bad)
+		}
+		_, err = g.Scheduler(nil)
+		assert.Error(t, err)
+		_, err = g.Scheduler(nil, queue.Periodic{Name: "a", Every: time.Hour, Queue: "q", Task: "t"}, queue.Periodic{Name: "a", Every: time.Hour, Queue: "q", Task: "t"})
+		assert.Error(t, err)
+		b.CheckWrongTypes(t, func() {}, func() error { _, _, err := s.Tick(t.Context()); return err },
+			redistest.KeyRole{Key: b.Prefix + "{" + g.Name() + "}:periodic", Type: "hash", Role: "queue periodic marks"},
+			redistest.KeyRole{Key: b.Prefix + "{" + g.Name() + "}:tasks", Type: "hash", Role: "queue tasks"},
+			redistest.KeyRole{Key: b.Prefix + "{" + g.Name() + "}:ready:default", Type: "list", Role: "queue ready list"},
+		)
+	})
+}
