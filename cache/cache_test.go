@@ -26,7 +26,7 @@ type job struct {
 // A miss calls load once and stores the value; a hit does not call it.
 // Round trips: hit 1, miss 2 (read and lease, store).
 func TestCache_Get_hitMiss(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		c := newCache[job](t, b.Client, b)
 		var loads atomic.Int64
@@ -72,7 +72,7 @@ func TestCache_Get_hitMiss(t *testing.T) {
 
 func TestCache_Get_ttlExpiry(t *testing.T) {
 	t.Parallel() // waits out TTLs on the real servers
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		c := newCache[string](t, b.Client, b, cache.WithTTL(300*time.Millisecond))
 		l := newGatedLoader(t)
@@ -103,7 +103,7 @@ func TestCache_Get_ttlExpiry(t *testing.T) {
 // Cache of its own (as if in 100 processes): exactly one load; the others
 // register, block until it stores and receive its value.
 func TestCache_Get_stampede(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		const callers = 100
 		ctx := t.Context()
 		var counts []interface{ RoundTrips() int64 }
@@ -148,7 +148,7 @@ func TestCache_Get_stampede(t *testing.T) {
 
 // Concurrent Gets of one key on one Cache share one look and one load.
 func TestCache_Get_coalesced(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		const callers = 50
 		ctx := t.Context()
 		c := newCache[job](t, b.Client, b)
@@ -196,7 +196,7 @@ func TestCache_Get_coalesced(t *testing.T) {
 // A value larger than what travels in the wake list: waiters are woken and
 // read it from the entry.
 func TestCache_Get_stampede_largeValue(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		big := strings.Repeat("x", 100<<10)
 		var loads atomic.Int64
@@ -231,7 +231,7 @@ func TestCache_Get_stampede_largeValue(t *testing.T) {
 // A failed load returns its error, stores nothing, and lets the next caller
 // load at once; a waiter takes over without waiting for the lease.
 func TestCache_Get_loaderError(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		c := newCache[string](t, b.Client, b, cache.WithLease(time.Minute))
 		boom := errors.New("boom")
@@ -278,7 +278,7 @@ func TestCache_Get_loaderError(t *testing.T) {
 // ends; then a waiter takes over. The hung load's late value is not stored.
 func TestCache_Get_loaderHangs(t *testing.T) {
 	t.Parallel() // waits out TTLs on the real servers
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		const lease = time.Second
 		c := newCache[string](t, b.Client, b, cache.WithLease(lease))
@@ -333,7 +333,7 @@ func TestCache_Get_loaderHangs(t *testing.T) {
 // caller reloads it in the background.
 func TestCache_Get_refreshAhead(t *testing.T) {
 	t.Parallel() // waits out TTLs on the real servers
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		c := newCache[string](t, b.Client, b, cache.WithTTL(3*time.Second), cache.WithRefreshAhead(2500*time.Millisecond))
 		l := newGatedLoader(t, 2)
@@ -374,7 +374,7 @@ func TestCache_Get_refreshAhead(t *testing.T) {
 // reloads it in the background.
 func TestCache_Get_staleWhileRevalidate(t *testing.T) {
 	t.Parallel() // waits out TTLs on the real servers
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		c := newCache[string](t, b.Client, b, cache.WithTTL(300*time.Millisecond), cache.WithStaleGrace(3*time.Second))
 		l := newGatedLoader(t, 2)
@@ -404,7 +404,7 @@ func TestCache_Get_staleWhileRevalidate(t *testing.T) {
 // retried on every Get.
 func TestCache_Get_refreshFails(t *testing.T) {
 	t.Parallel() // waits out TTLs on the real servers
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		c := newCache[string](t, b.Client, b, cache.WithTTL(300*time.Millisecond), cache.WithStaleGrace(5*time.Second))
 		l := newGatedLoader(t)
@@ -434,7 +434,7 @@ func TestCache_Get_refreshFails(t *testing.T) {
 }
 
 func TestCache_SetDelete(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		c := newCache[string](t, b.Client, b)
 		l := newGatedLoader(t)
@@ -465,7 +465,7 @@ func TestCache_SetDelete(t *testing.T) {
 // A Set during a load wins: the waiters receive the Set value, and the
 // loader's value (maybe read before the change) is not stored.
 func TestCache_Set_duringLoad(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		c := newCache[string](t, b.Client, b)
 		l := newGatedLoader(t, 1)
@@ -494,7 +494,7 @@ func TestCache_Set_duringLoad(t *testing.T) {
 // A Delete during a load: waiters look again and one loads; the first
 // loader's value is not stored.
 func TestCache_Delete_duringLoad(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		c := newCache[string](t, b.Client, b)
 		l := newGatedLoader(t, 1)
@@ -521,7 +521,7 @@ func TestCache_Delete_duringLoad(t *testing.T) {
 
 // A waiter whose ctx ends returns at once with the ctx error.
 func TestCache_Get_waiterCtx(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		c := newCache[string](t, b.Client, b)
 		l := newGatedLoader(t, 1)
 		go func() { _, _ = c.Get(t.Context(), "k", l.load) }()
@@ -548,7 +548,7 @@ func TestCache_Get_waiterCtx(t *testing.T) {
 // An entry that does not decode into T is a miss for Get: it is reloaded
 // and overwritten. Batch reads without a loader report ErrDecode.
 func TestCache_Get_undecodable(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		c := newCache[job](t, b.Client, b)
 		k := key(b, "jobs", "7", "val")
@@ -577,7 +577,7 @@ func TestCache_Get_undecodable(t *testing.T) {
 // A panicking loader gives its lease back: the panic reaches the caller,
 // and the next caller loads without waiting for the lease.
 func TestCache_Get_loaderPanics(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		c := newCache[string](t, b.Client, b, cache.WithLease(time.Minute))
 		assert.Panics(t, func() {
@@ -592,7 +592,7 @@ func TestCache_Get_loaderPanics(t *testing.T) {
 
 // Encoding errors are returned and nothing is stored.
 func TestCache_encodeError(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		c := newCache[func()](t, b.Client, b)
 		_, err := c.Get(ctx, "k", func(context.Context) (func(), error) { return func() {}, nil })
@@ -603,7 +603,7 @@ func TestCache_encodeError(t *testing.T) {
 }
 
 func TestCache_concurrentKeys(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		c := newCache[int](t, b.Client, b)
 		var loads sync.Map
@@ -641,7 +641,7 @@ func TestCache_concurrentKeys(t *testing.T) {
 // the Set or Delete returned does not join it. The loader's own caller still
 // gets its value, which is not stored.
 func TestCache_SetDelete_duringLoad_sameProcess(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		for _, op := range []string{"set", "delete"} {
 			t.Run(op, func(t *testing.T) {
 				ctx := t.Context()
@@ -689,7 +689,7 @@ func TestCache_SetDelete_duringLoad_sameProcess(t *testing.T) {
 // and a waiter loads at once. Neither leaves the waiters to sit out the
 // lease.
 func TestCache_Get_storeAfterCtxEnds(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		for _, storeFails := range []bool{false, true} {
 			name := map[bool]string{false: "stored", true: "storeFails"}[storeFails]
 			t.Run(name, func(t *testing.T) {
@@ -748,7 +748,7 @@ func TestCache_Get_storeAfterCtxEnds(t *testing.T) {
 // loaded in the background; a loader that fails or panics there is logged,
 // gives the lease back, and does not crash the process.
 func TestCache_Get_backgroundLoadFails(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		rdb, _ := b.NewClient()
 		rdb.AddHook(afterRead{b.Client, ""})
@@ -780,7 +780,7 @@ func TestCache_Get_backgroundLoadFails(t *testing.T) {
 // value will come) or loads it: it is not a waiter, so nothing is pushed
 // for it.
 func TestCache_Get_backgroundCheckDoesNotWait(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		opts := []cache.Option{cache.WithTTL(time.Minute), cache.WithRefreshAhead(30 * time.Second), cache.WithLease(time.Minute)}
 		val := key(b, "jobs", "k", "val")

@@ -73,7 +73,7 @@ func newCounter(t *testing.T, rdb cache.Client, b *redistest.Backend, restore ca
 // system of record and incremented; an expired one again.
 func TestCounter_Incr_restore(t *testing.T) {
 	t.Parallel() // waits out TTLs on the real servers
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		d := newDB(t, map[string]int64{"job1": 10})
 		c := newCounter(t, b.Client, b, d.restore, cache.WithTTL(300*time.Millisecond))
@@ -121,7 +121,7 @@ func TestCounter_Incr_restore(t *testing.T) {
 // restores or waits); which of the two a caller does depends on how the
 // goroutines are scheduled, so the test counts both.
 func TestCounter_Incr_concurrentRestore(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		const callers = 50
 		ctx := t.Context()
 		d := newDB(t, map[string]int64{"job1": 100})
@@ -169,7 +169,7 @@ func TestCounter_Incr_concurrentRestore(t *testing.T) {
 // restores. A waiter takes over at once when the restorer fails, in another
 // process or in the restorer's own.
 func TestCounter_Incr_restoreFails(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		down := errors.New("db down")
 		d := newDB(t, map[string]int64{"job1": 5})
@@ -226,7 +226,7 @@ func TestCounter_Incr_restoreFails(t *testing.T) {
 // increment but not its restored value.
 func TestCounter_Incr_restorerHangs(t *testing.T) {
 	t.Parallel() // waits out TTLs on the real servers
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		const lease = time.Second
 		d := newDB(t, map[string]int64{"job1": 10})
@@ -270,7 +270,7 @@ func TestCounter_Incr_restorerHangs(t *testing.T) {
 
 // Without a restore function a missing counter starts from 0.
 func TestCounter_noRestore(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		c := newCounter(t, b.Client, b, nil)
 		n, err := c.Incr(ctx, "job1", 3)
@@ -290,7 +290,7 @@ func TestCounter_noRestore(t *testing.T) {
 // each in a blocking BLMOVE holding a connection, so the restorer still
 // gets one to store its value. One restore, no error, no increment lost.
 func TestCounter_Incr_coalesced(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		const callers, pool = 40, 4
 		ctx := t.Context()
 		var rdb redis.UniversalClient

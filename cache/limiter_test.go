@@ -26,7 +26,7 @@ func newLimiter(t *testing.T, b *redistest.Backend, rdb cache.Client) *cache.Lim
 // going down, the eleventh refused with the GCRA's retry time, AllowN of
 // more than the rest refused whole, Reset gives the burst back.
 func TestLimiter_Allow(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		l := newLimiter(t, b, b.Client)
 		limit := cache.PerHour(10)
@@ -79,7 +79,7 @@ func TestLimiter_Allow(t *testing.T) {
 // 16 goroutines on two clients ask 20 times each for a limit with a burst
 // of 100 an hour: exactly 100 get through.
 func TestLimiter_concurrent(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		other, _ := b.NewClient()
 		ls := []*cache.Limiter{newLimiter(t, b, b.Client), newLimiter(t, b, other)}
@@ -104,7 +104,7 @@ func TestLimiter_concurrent(t *testing.T) {
 // Lost replies: go-redis re-sends the script; the record answers, so each
 // request is counted once and the answers add up to the burst.
 func TestFaults_LimiterAllow(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		rdb, _, f := b.FaultyClient()
 		l := newLimiter(t, b, rdb)
@@ -130,7 +130,7 @@ func TestFaults_LimiterAllow(t *testing.T) {
 }
 
 func TestLimiter_wrongTypeAndBadInput(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		l := newLimiter(t, b, b.Client)
 		b.CheckWrongTypes(t, func() {

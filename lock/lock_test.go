@@ -33,7 +33,7 @@ func waitForWaiters(t *testing.T, b *redistest.Backend, name string, n int64) {
 }
 
 func TestLock_TryAcquire(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		locker := newLocker(b)
 		l, err := locker.TryAcquire(ctx, "job", time.Minute)
@@ -55,7 +55,7 @@ func TestLock_TryAcquire(t *testing.T) {
 
 // The book's scenario: a second acquire fails within its wait.
 func TestLock_Acquire_waitEnds(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		locker := newLocker(b)
 		_, err := locker.Acquire(ctx, "job", time.Minute)
@@ -74,7 +74,7 @@ func TestLock_Acquire_waitEnds(t *testing.T) {
 // The book's scenario: after the TTL passes an acquire succeeds, and the new
 // owner's release succeeds while the old owner's reports ErrNotHeld.
 func TestLock_Acquire_afterTTL(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		locker := newLocker(b)
 		old, err := locker.TryAcquire(ctx, "job", 200*time.Millisecond)
@@ -94,7 +94,7 @@ func TestLock_Acquire_afterTTL(t *testing.T) {
 }
 
 func TestLock_Extend(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		l, err := newLocker(b).TryAcquire(ctx, "job", time.Second)
 		require.NoError(t, err)
@@ -107,7 +107,7 @@ func TestLock_Extend(t *testing.T) {
 }
 
 func TestLock_Fence(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		locker := newLocker(b)
 		var last int64
@@ -130,7 +130,7 @@ func TestLock_Fence(t *testing.T) {
 // A waiter is woken by the release, long before the holder's TTL would end,
 // in a handful of round trips.
 func TestLock_Acquire_wokenByRelease(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		holder, err := newLocker(b).TryAcquire(ctx, "job", time.Minute)
 		require.NoError(t, err)
@@ -162,7 +162,7 @@ func TestLock_Acquire_wokenByRelease(t *testing.T) {
 
 // A holder that crashes never releases: waiters get the lock when its TTL ends.
 func TestLock_Acquire_crashedHolder(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		locker := newLocker(b)
 		_, err := locker.TryAcquire(ctx, "job", 300*time.Millisecond)
@@ -179,7 +179,7 @@ func TestLock_Acquire_crashedHolder(t *testing.T) {
 }
 
 func TestLock_Acquire_ctxCancelled(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		locker := newLocker(b)
 		_, err := locker.TryAcquire(t.Context(), "job", time.Minute)
 		require.NoError(t, err)
@@ -203,7 +203,7 @@ func TestLock_Acquire_ctxCancelled(t *testing.T) {
 }
 
 func TestLock_KeepAlive(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		locker := newLocker(b)
 		const ttl = 300 * time.Millisecond
@@ -232,7 +232,7 @@ func TestLock_KeepAlive(t *testing.T) {
 }
 
 func TestLock_KeepAlive_lost(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		l, err := newLocker(b).TryAcquire(ctx, "job", 300*time.Millisecond)
 		require.NoError(t, err)
@@ -254,7 +254,7 @@ func TestLock_KeepAlive_lost(t *testing.T) {
 }
 
 func TestLocker_Do(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		locker := newLocker(b)
 		ran := false
@@ -315,7 +315,7 @@ func TestLocker_Do(t *testing.T) {
 // Many goroutines over several clients: never two holders at once, and
 // fences increase in the order the critical sections run.
 func TestLock_contention(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		const (
 			clients    = 4
 			goroutines = 16
@@ -373,10 +373,10 @@ func TestLock_contention(t *testing.T) {
 }
 
 func TestLock_roundTrips(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		locker := newLocker(b)
-		warm, err := locker.TryAcquire(ctx, "warm", time.Minute) // load the scripts
+		warm, err := locker.TryAcquire(ctx, "a", time.Minute) // load the scripts on a's server
 		require.NoError(t, err)
 		require.NoError(t, warm.Extend(ctx, time.Minute))
 		require.NoError(t, warm.Release(ctx))
@@ -405,7 +405,7 @@ func TestLock_roundTrips(t *testing.T) {
 // is one more. The first contended acquisition of a Locker that has not
 // seen the lock taken pays a plain attempt and a plain wait.
 func TestLock_roundTrips_contended(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		holderLk := newLocker(b)
 		c2, count := b.NewClient()
@@ -447,7 +447,7 @@ func TestLock_roundTrips_contended(t *testing.T) {
 }
 
 func TestLock_badInput(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		locker := newLocker(b)
 		_, err := locker.TryAcquire(ctx, "", time.Minute)
@@ -478,7 +478,7 @@ func TestLock_badInput(t *testing.T) {
 // WithWait(0) makes one attempt, as TryAcquire does; no WithWait waits
 // until ctx ends.
 func TestLock_WithWait(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		locker := newLocker(b)
 		holder, err := locker.TryAcquire(ctx, "job", time.Minute)

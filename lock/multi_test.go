@@ -29,7 +29,7 @@ func newLockerOn(t *testing.T, b *redistest.Backend, rdb lock.Client) *lock.Lock
 // named in random order: no deadlock, and no lock is ever held by two at
 // once.
 func TestAcquireAll_noDeadlockMutualExclusion(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		other, _ := b.NewClient()
 		lks := []*lock.Locker{newLockerOn(t, b, b.Client), newLockerOn(t, b, other)}
@@ -73,7 +73,7 @@ func TestAcquireAll_noDeadlockMutualExclusion(t *testing.T) {
 // All or none: with one lock of the set held elsewhere, WithWait(0) gets
 // none of them and leaves the free ones free; once it is released, all.
 func TestAcquireAll_allOrNone(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		lk := newLockerOn(t, b, b.Client)
 		held, err := lk.TryAcquire(ctx, "c", time.Minute)

@@ -79,7 +79,7 @@ func assertEmpty(t *testing.T, b *redistest.Backend, queues ...string) {
 }
 
 func TestGroup_Enqueue(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		g := newGroup(t, b, b.Client)
 		type sold struct {
@@ -130,7 +130,7 @@ func TestGroup_Enqueue(t *testing.T) {
 // ran, whatever time a loaded machine takes between the calls.
 func TestGroup_delayed(t *testing.T) {
 	t.Parallel() // it waits out real time on the real servers
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		g := newGroup(t, b, b.Client)
 		delays := []time.Duration{0, 500 * time.Millisecond, 0, 1500 * time.Millisecond}
@@ -192,7 +192,7 @@ func promoteDue(t *testing.T, b *redistest.Backend, g *queue.Group) {
 
 // With several promoters at once, each delayed task is promoted exactly once.
 func TestGroup_Promote_concurrent(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		const (
 			promoters = 4
 			tasks     = 1000
@@ -248,7 +248,7 @@ func TestGroup_Promote_concurrent(t *testing.T) {
 // recover each exactly once.
 func TestGroup_Recover_concurrent(t *testing.T) {
 	t.Parallel() // it waits out real time on the real servers
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		// Long enough that no lease expires before the test has taken
 		// every task and checked, even on a loaded machine.
 		const lease = 2 * time.Second
@@ -335,7 +335,7 @@ func TestGroup_Recover_concurrent(t *testing.T) {
 }
 
 func TestGroup_Cancel(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		g := newGroup(t, b, b.Client)
 		delayed, err := g.Enqueue(ctx, "default", "t", "x", queue.Delay(time.Hour))
@@ -360,7 +360,7 @@ func TestGroup_Cancel(t *testing.T) {
 }
 
 func TestGroup_duplicateID(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		g := newGroup(t, b, b.Client)
 		id, err := g.Enqueue(ctx, "default", "t", 1, queue.ID("order-17"))
@@ -394,7 +394,7 @@ type nilHandler struct{}
 func (*nilHandler) Process(context.Context, *queue.Task) error { return nil }
 
 func TestGroup_badInput(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		g := newGroup(t, b, b.Client)
 		for _, tc := range []struct {
@@ -497,7 +497,7 @@ func TestGroup_badInput(t *testing.T) {
 // "a}:tasks" in group "g" would be the tasks hash of group "g}:ready:a" if
 // group names could hold braces; they cannot.
 func TestGroup_namesCannotCollide(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		g := newGroup(t, b, b.Client)
 		id, err := g.Enqueue(ctx, "a}:tasks", "t", 1)
@@ -510,7 +510,7 @@ func TestGroup_namesCannotCollide(t *testing.T) {
 }
 
 func TestGroup_roundTrips(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		g := newGroup(t, b, b.Client)
 		// Load the scripts.
@@ -579,7 +579,7 @@ func keysWithPrefix(t *testing.T, b *redistest.Backend) []string {
 
 // Beyond the dead limit, the oldest dead tasks are deleted.
 func TestGroup_deadLimit(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		g := newGroup(t, b, b.Client, queue.WithDeadLimit(2))
 		var ids []string

@@ -128,7 +128,7 @@ func receive[T any](t *testing.T, ch <-chan T) T {
 }
 
 func TestWorker_process(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		g := newGroup(t, b, b.Client)
 		w := newWorker(t, g, queue.Concurrency(4))
@@ -185,7 +185,7 @@ func TestWorker_process(t *testing.T) {
 // A busy worker pays one round trip per task at concurrency 1 (the ack
 // rides on the next take), and less than one at concurrency 32.
 func TestWorker_roundTrips(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		for _, tc := range []struct {
 			concurrency, tasks int
 		}{{1, 40}, {32, 640}} {
@@ -234,7 +234,7 @@ func TestWorker_roundTrips(t *testing.T) {
 // Strict priority, as the book's worker_watch_queues: a queue is served
 // only when every queue before it is empty; FIFO within a queue.
 func TestWorker_priority(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		g := newGroup(t, b, b.Client)
 		for i := 1; i <= 3; i++ {
@@ -283,7 +283,7 @@ func TestWorker_priority(t *testing.T) {
 // on how fast a loaded machine runs it.
 func TestWorker_delayed(t *testing.T) {
 	t.Parallel() // it waits out real time on the real servers
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		g := newGroup(t, b, b.Client)
 		w := newWorker(t, g)
@@ -332,7 +332,7 @@ func TestWorker_delayed(t *testing.T) {
 // high-priority task runs while the low queue is far from drained.
 func TestWorker_delayed_busy(t *testing.T) {
 	t.Parallel() // it waits out real time on the real servers
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		g := newGroup(t, b, b.Client)
 		const low = 3000
@@ -366,7 +366,7 @@ func TestWorker_delayed_busy(t *testing.T) {
 // Failures retry with backoff up to MaxRetry, then the task is dead with its
 // last error; Requeue sends it back with its attempts reset.
 func TestWorker_retryThenDead(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		g := newGroup(t, b, b.Client)
 		w := newWorker(t, g, queue.Backoff(10*time.Millisecond, 40*time.Millisecond))
@@ -419,7 +419,7 @@ func TestWorker_retryThenDead(t *testing.T) {
 // Unknown task names, payloads that do not decode and errors wrapping
 // ErrNoRetry go to dead at once; a panic is a failure; the worker carries on.
 func TestWorker_deadAtOnce(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		g := newGroup(t, b, b.Client)
 		w := newWorker(t, g, queue.Concurrency(1))
@@ -481,7 +481,7 @@ func TestWorker_deadAtOnce(t *testing.T) {
 // it runs once.
 func TestWorker_heartbeat(t *testing.T) {
 	t.Parallel() // it waits out real time on the real servers
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		g := newGroup(t, b, b.Client)
 		// Heartbeats every lease/3: a stall of the heartbeat goroutine of
@@ -522,7 +522,7 @@ func TestWorker_heartbeat(t *testing.T) {
 // A worker that finds its lease lost cancels the handler's context with
 // ErrLeaseLost.
 func TestWorker_leaseLost(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		g := newGroup(t, b, b.Client)
 		w := newWorker(t, g, queue.Lease(300*time.Millisecond))
@@ -565,7 +565,7 @@ func TestWorker_leaseLost(t *testing.T) {
 }
 
 func TestWorker_shutdown(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		t.Run("finishes within grace", func(t *testing.T) {
 			g := newGroupNamed(t, b, b.Client, "a")
@@ -638,7 +638,7 @@ func TestWorker_shutdown(t *testing.T) {
 // An idle worker blocks on the signal lists: an enqueued task is picked up
 // well within a second, in a few round trips, without polling.
 func TestWorker_pickup(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		producer := newGroup(t, b, b.Client)
 		c, count := b.NewClient()

@@ -65,6 +65,7 @@ type Backend struct {
 func Main(m *testing.M) {
 	code := m.Run()
 	stopShared()
+	stopSharded()
 	os.Exit(code)
 }
 
@@ -76,6 +77,15 @@ func Run(t *testing.T, fn func(t *testing.T, b *Backend)) {
 			fn(t, New(t, k))
 		})
 	}
+}
+
+// RunAll runs fn as [Run] does, and then on the [Sharded] backend (three
+// standalone servers behind a shard.Router): for the tests that show a
+// package works on a sharded client.
+func RunAll(t *testing.T, fn func(t *testing.T, b *Backend)) {
+	t.Helper()
+	Run(t, fn)
+	t.Run(string(Sharded), func(t *testing.T) { fn(t, New(t, Sharded)) })
 }
 
 // New prepares backend k for t, skipping or failing t when a real server is
@@ -97,6 +107,8 @@ func New(t testing.TB, k Kind) *Backend {
 		b.addrs = []string{sharedStandalone(t).Addr()}
 	case Cluster:
 		b.addrs = sharedCluster(t).Addrs()
+	case Sharded:
+		b.addrs = sharedSharded(t).Addrs()
 	default:
 		t.Fatalf("redistest: unknown backend %q", k)
 	}
@@ -118,6 +130,9 @@ func (b *Backend) NewClient(opts ...func(*redis.UniversalOptions)) (redis.Univer
 	o := &redis.UniversalOptions{Addrs: b.addrs, PoolSize: 64}
 	for _, opt := range opts {
 		opt(o)
+	}
+	if b.Kind == Sharded {
+		return b.shardedClient(o)
 	}
 	var c redis.UniversalClient
 	cnt := &roundtrip.Counter{}

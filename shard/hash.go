@@ -1,0 +1,236 @@
+package shard
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ria-go/ria/internal/keys"
+	"github.com/ria-go/ria/internal/script"
+)
+
+// Hash is a hash of string fields and values spread over many small Redis
+// hashes (the book's shard_hset and shard_hget), each small enough to stay
+// in Redis's compact listpack encoding. A field made of digits goes to the
+// shard of its number divided by the shard size; another to the shard of
+// its CRC32 mod 2·total/size (see [ID]). It is safe for concurrent use.
+type Hash struct {
+	rdb               Client
+	name              string
+	keys              keys.Space
+	total, size, nShd int64
+}
+
+// NewHash returns the sharded hash name, sized for total fields (used for
+// fields that are not numbers). It takes [WithPrefix] and [WithShardSize];
+// without the latter, a new hash's shards hold the server's
+// hash-max-listpack-entries ([ReadLimits]). The first NewHash of a name
+// stores its shard size and total with it (one HASH); later ones use them
+// and fail with [ErrMismatch] if given others. It costs one round trip for
+// an existing hash, a few more for a new one.
+func NewHash(ctx context.Context, rdb Client, name string, total int64, opts ...Option) (*Hash, error) {
+	if rdb == nil {
+		return nil, fmt.Errorf("shard: hash %q: nil client", name)
+	}
+	o, ks, err := newOptions("hash", opts, "WithShardSize")
+	if err != nil {
+		return nil, err
+	}
+	if err := keys.CheckEntity("shard: hash name", name); err != nil {
+		return nil, err
+	}
+	if total < 0 {
+		return nil, fmt.Errorf("shard: hash %q: %w: total %d", name, ErrSize, total)
+	}
+	ps, err := loadMeta(ctx, rdb, "hash", name, ks.Key(name, "hash:meta"),
+		[]param{{name: "size", value: o.size, explicit: o.size > 0}, {name: "total", value: total, explicit: true}},
+		func(ps []param) error {
+			if ps[0].value == 0 {
+				l, err := ReadLimits(ctx, rdb)
+				if err != nil {
+					return err
+				}
+				ps[0].value = l.HashEntries
+			}
+			_, err := Count(ps[1].value, ps[0].value)
+			return err
+		})
+	if err != nil {
+		return nil, err
+	}
+	h := &Hash{rdb: rdb, name: name, keys: ks, size: ps[0].value, total: ps[1].value}
+	if h.nShd, err = Count(h.total, h.size); err != nil {
+		return nil, fmt.Errorf("shard: hash %q: %w", name, err)
+	}
+	return h, nil
+}
+
+// Name returns the hash's name.
+func (h *Hash) Name() string { return h.name }
+
+// ShardSize returns how many fields a shard is sized for.
+func (h *Hash) ShardSize() int64 { return h.size }
+
+// ShardKey returns the Redis key of the shard that holds field: a HASH.
+func (h *Hash) ShardKey(field string) string {
+	id, _ := ID(field, h.total, h.size) // New checked total and size
+	return h.shardKey(id)
+}
+
+func (h *Hash) shardKey(id int64) string {
+	return h.keys.Key(h.name+":"+strconv.FormatInt(id, 10), "hash")
+}
+
+const hashRole = "shard hash"
+
+// Get returns the value of field (ok false when it has none). One round
+// trip.
+func (h *Hash) Get(ctx context.Context, field string) (string, bool, error) {
+	k := h.ShardKey(field)
+	v, err := h.rdb.Do(ctx, "hget", k, field).Text()
+	switch {
+	case err == redis.Nil:
+		return "", false, nil
+	case err != nil:
+		return "", false, fmt.Errorf("shard: hash %q: get %q: %w", h.name, field, wrongType(ctx, h.rdb, err, k, hashRole, "hash"))
+	}
+	return v, true, nil
+}
+
+// Set sets field to value: one HSET, one round trip. It is idempotent, so
+// a re-send after a lost reply changes nothing more.
+func (h *Hash) Set(ctx context.Context, field, value string) error {
+	k := h.ShardKey(field)
+	if err := h.rdb.Do(ctx, "hset", k, field, value).Err(); err != nil {
+		return fmt.Errorf("shard: hash %q: set %q: %w", h.name, field, script.Unknown(wrongType(ctx, h.rdb, err, k, hashRole, "hash")))
+	}
+	return nil
+}
+
+// Exists reports whether field has a value. One round trip.
+func (h *Hash) Exists(ctx context.Context, field string) (bool, error) {
+	k := h.ShardKey(field)
+	ok, err := h.rdb.Do(ctx, "hexists", k, field).Bool()
+	if err != nil {
+		return false, fmt.Errorf("shard: hash %q: exists %q: %w", h.name, field, wrongType(ctx, h.rdb, err, k, hashRole, "hash"))
+	}
+	return ok, nil
+}
+
+// Delete removes fields: one HDEL per shard they fall in, all in one
+// pipeline (one round trip per server). Idempotent.
+func (h *Hash) Delete(ctx context.Context, fields ...string) error {
+	groups, order := h.group(fields)
+	if len(order) == 0 {
+		return nil
+	}
+	p := h.rdb.Pipeline()
+	for _, k := range order {
+		args := make([]any, 0, len(groups[k])+2)
+		args = append(args, "hdel", k)
+		for _, f := range groups[k] {
+			args = append(args, f)
+		}
+		p.Do(ctx, args...)
+	}
+	cmds, err := p.Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("shard: hash %q: delete: %w", h.name, script.Unknown(batchErr(ctx, h.rdb, cmds, arg1, hashRole, "hash")))
+	}
+	return nil
+}
+
+// GetMany returns the values of fields that have one: one HMGET per shard,
+// all in one pipeline (one round trip per server).
+func (h *Hash) GetMany(ctx context.Context, fields ...string) (map[string]string, error) {
+	groups, order := h.group(fields)
+	out := make(map[string]string, len(fields))
+	if len(order) == 0 {
+		return out, nil
+	}
+	p := h.rdb.Pipeline()
+	for _, k := range order {
+		args := make([]any, 0, len(groups[k])+2)
+		args = append(args, "hmget", k)
+		for _, f := range groups[k] {
+			args = append(args, f)
+		}
+		p.Do(ctx, args...)
+	}
+	cmds, err := p.Exec(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("shard: hash %q: get: %w", h.name, batchErr(ctx, h.rdb, cmds, arg1, hashRole, "hash"))
+	}
+	for i, k := range order {
+		vals, err := cmds[i].(*redis.Cmd).Slice()
+		if err != nil || len(vals) != len(groups[k]) {
+			return nil, fmt.Errorf("shard: hash %q: get: HMGET %s: unexpected reply (%v)", h.name, k, err)
+		}
+		for j, v := range vals {
+			if s, ok := v.(string); ok {
+				out[groups[k][j]] = s
+			}
+		}
+	}
+	return out, nil
+}
+
+// SetMany sets every field of values: one HSET per shard, all in one
+// pipeline (one round trip per server). Each shard's HSET is atomic; the
+// batch as a whole is not (its shards live on different servers): if a
+// shard key holds another type, that shard's part fails (a *ria.KeyError
+// in the joined error) and the others are written. Idempotent.
+func (h *Hash) SetMany(ctx context.Context, values map[string]string) error {
+	if len(values) == 0 {
+		return nil
+	}
+	fields := make([]string, 0, len(values))
+	for f := range values {
+		fields = append(fields, f)
+	}
+	groups, order := h.group(fields)
+	p := h.rdb.Pipeline()
+	for _, k := range order {
+		args := make([]any, 0, 2*len(groups[k])+2)
+		args = append(args, "hset", k)
+		for _, f := range groups[k] {
+			args = append(args, f, values[f])
+		}
+		p.Do(ctx, args...)
+	}
+	cmds, err := p.Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("shard: hash %q: set: %w", h.name, script.Unknown(batchErr(ctx, h.rdb, cmds, arg1, hashRole, "hash")))
+	}
+	return nil
+}
+
+// Len returns the number of fields, summed over every shard found by a
+// SCAN of each primary server (a Cluster's replicas are not visited): it
+// reads the whole keyspace, for checks and tools rather than requests.
+func (h *Hash) Len(ctx context.Context) (int64, error) {
+	n, err := scanSum(ctx, h.rdb, h.keys.Prefix()+"{"+h.name+":", "}:hash", "hlen", hashRole, "hash")
+	if err != nil {
+		return 0, fmt.Errorf("shard: hash %q: len: %w", h.name, err)
+	}
+	return n, nil
+}
+
+// group sorts fields by shard key, keeping the shards in first-seen order.
+func (h *Hash) group(fields []string) (map[string][]string, []string) {
+	groups := map[string][]string{}
+	var order []string
+	for _, f := range fields {
+		k := h.ShardKey(f)
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], f)
+	}
+	return groups, order
+}
+
+// arg1 returns a command's first argument after its name: its key.
+func arg1(c redis.Cmder) string { return str(c.Args()[1]) }

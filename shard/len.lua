@@ -1,0 +1,16 @@
+-- len.lua: the length of a sharded list (book 11.4, sharded_llen): the sum
+-- of its shards' lengths, first to last. Read only.
+-- KEYS[1] first STRING   KEYS[2] last STRING   KEYS[3] shard prefix
+-- returns the length
+local bad = check_int(KEYS[1], 'shard list first') or check_int(KEYS[2], 'shard list last')
+if bad then return bad end
+local first = tonumber(redis.call('get', KEYS[1]) or '0')
+local last = tonumber(redis.call('get', KEYS[2]) or '0')
+local n = 0
+for s = first, last do
+  local key = KEYS[3] .. s
+  bad = check_types({key, 'list', 'shard list shard'})
+  if bad then return bad end
+  n = n + redis.call('llen', key)
+end
+return n

@@ -1,0 +1,130 @@
+package shard_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ria-go/ria/internal/redistest"
+	"github.com/ria-go/ria/shard"
+)
+
+// The book's shard_sadd test: 50 members over 2·50/50 = 2 shards.
+func TestSet_book(t *testing.T) {
+	run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		s := must(shard.NewSet(ctx, b.Client, "testx", 50, shard.WithShardSize(50), shard.WithPrefix(b.Prefix)))
+		assert.Equal(t, int64(2), s.Shards())
+		members := make([]int64, 50)
+		for i := range members {
+			members[i] = int64(i)
+		}
+		for _, m := range members {
+			require.NoError(t, s.Add(ctx, m))
+		}
+		c0 := b.Client.SCard(ctx, b.Prefix+"{testx:0}:set").Val()
+		c1 := b.Client.SCard(ctx, b.Prefix+"{testx:1}:set").Val()
+		assert.Equal(t, int64(50), c0+c1, "scard(testx:0) + scard(testx:1)")
+		assert.Positive(t, c0)
+		assert.Positive(t, c1)
+		var n int64
+		var err error
+		rt, _ := b.Count.Delta(func() { n, err = s.Len(ctx) })
+		require.NoError(t, err)
+		assert.Equal(t, int64(50), n)
+		assert.Equal(t, nodes(t, b, s.ShardKey(0), b.Prefix+"{testx:0}:set", b.Prefix+"{testx:1}:set"), rt)
+
+		ok, err := s.Contains(ctx, 7)
+		require.NoError(t, err)
+		assert.True(t, ok)
+		require.NoError(t, s.Remove(ctx, 7, 8, 1000))
+		ok, err = s.Contains(ctx, 7)
+		require.NoError(t, err)
+		assert.False(t, ok)
+		rt, _ = b.Count.Delta(func() { require.NoError(t, s.Add(ctx, members...)) })
+		assert.Equal(t, nodes(t, b, b.Prefix+"{testx:0}:set", b.Prefix+"{testx:1}:set"), rt, "a batch: one round trip per server")
+		if b.Real() {
+			assert.Equal(t, "intset", encoding(t, b.Client, b.Prefix+"{testx:0}:set"), "integers: the compact encoding")
+		}
+	})
+}
+
+func sessions(n int) []int64 {
+	ids := make([]int64, n)
+	for i := range ids {
+		ids[i] = must(shard.SessionID(uuid.NewString()))
+	}
+	return ids
+}
+
+// The book's unique-visitor test, by both methods: 179 visits count 179;
+// after a day of 1,000 visitors, 183 visits count 183 (in 8 shards: the
+// day is sized for 2^ceil(log2(1.5·1000)) = 2048 visitors).
+func TestVisitors_book(t *testing.T) {
+	run(t, func(t *testing.T, b *redistest.Backend) {
+		for _, m := range []shard.Method{shard.Sets, shard.HyperLogLog} {
+			t.Run(m.String(), func(t *testing.T) {
+				ctx := t.Context()
+				v := must(shard.NewVisitors(ctx, b.Client, "unique-"+m.String(), m, shard.WithDailyExpected(10_000), shard.WithPrefix(b.Prefix)))
+				day := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
+				for _, id := range sessions(179) {
+					require.NoError(t, v.Visit(ctx, day, id))
+				}
+				n, err := v.Count(ctx, day)
+				require.NoError(t, err)
+				countIs(t, m, 179, n)
+
+				next := day.AddDate(0, 0, 10)
+				require.NoError(t, v.Visit(ctx, next.AddDate(0, 0, -1), sessions(1000)...))
+				for _, id := range sessions(183) {
+					require.NoError(t, v.Visit(ctx, next, id))
+				}
+				n, err = v.Count(ctx, next)
+				require.NoError(t, err)
+				countIs(t, m, 183, n)
+				if m == shard.Sets {
+					e := b.Client.Get(ctx, b.Prefix+"{unique-sets:2024-05-11}:expected").Val()
+					assert.Equal(t, "2048", e, "sized from the day before")
+					e = b.Client.Get(ctx, b.Prefix+"{unique-sets:2024-05-01}:expected").Val()
+					assert.Equal(t, "16384", e, "2^ceil(log2(1.5·10,000)) without a day before")
+					ks := b.Keys(b.Prefix + "{unique-sets:2024-05-11:*}:set")
+					assert.Len(t, ks, 8, "2·2048/512 shards")
+					// Visits are idempotent; a visit of one id is one round trip.
+					rt, _ := b.Count.Delta(func() { require.NoError(t, v.Visit(ctx, next, 42)) })
+					assert.Equal(t, int64(1), rt)
+					require.NoError(t, v.Visit(ctx, next, 42))
+					n, err = v.Count(ctx, next)
+					require.NoError(t, err)
+					assert.Equal(t, int64(184), n)
+				}
+			})
+		}
+	})
+}
+
+func countIs(t *testing.T, m shard.Method, want, got int64) {
+	t.Helper()
+	if m == shard.Sets {
+		assert.Equal(t, want, got)
+		return
+	}
+	assert.InDelta(t, want, got, 0.02*float64(want), "HyperLogLog: within 2%%")
+	t.Logf("hyperloglog: %d visitors counted %d", want, got)
+}
+
+func TestSessionID(t *testing.T) {
+	id, err := shard.SessionID("00000000-0000-0010-0000-000000000000")
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), id, "the first 15 hex digits")
+	id, err = shard.SessionID("ffffffff-ffff-ffff-ffff-ffffffffffff")
+	require.NoError(t, err)
+	assert.Equal(t, int64(1)<<60-1, id)
+	for _, bad := range []string{"", "1234", "zzzzzzzz-zzzz-zzzz-zzzz-zzzzzzzzzzzz"} {
+		_, err := shard.SessionID(bad)
+		assert.ErrorContains(t, err, "want a UUID", fmt.Sprintf("%q", bad))
+	}
+}
