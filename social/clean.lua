@@ -1,16 +1,37 @@
--- clean.lua: remove one deleted status from one follower's home timeline
--- (one step of clean_timelines), sent pipelined, one call per follower,
--- and leave a tombstone there so that a fan-out of the status that comes
--- later (deliver.lua) skips it. Tombstones are capped at the timeline cap.
--- Naturally idempotent.
--- KEYS[1] home ZSET   KEYS[2] tombstones ZSET
--- (for a user list: KEYS[1] the list's timeline, KEYS[2] its owner's tombstones)
--- ARGV[1] status ID   ARGV[2] cap   ARGV[3] 'list' for a user list, else ''
--- returns 1 removed, 0 was not there
-local home, gone = KEYS[1], KEYS[2]
-local bad = check_types({home, 'zset', ARGV[3] == 'list' and 'social list timeline' or 'social home timeline', gone, 'zset', 'social tombstones'})
-if bad then return bad end
+-- clean.lua: remove one deleted status from the home timelines (or list
+-- timelines) of a batch of targets (one step of clean_timelines), one call
+-- per group of targets whose keys may share a script (as deliver.lua), the
+-- calls pipelined, and leave a tombstone at each target so that a fan-out
+-- of the status that comes later (deliver.lua) skips it. Tombstones are
+-- capped at the timeline cap. Naturally idempotent.
+-- First it checks the types of every key of every target; then it cleans
+-- the targets whose keys are good. A target with a key of another type is
+-- skipped, changing nothing of its own; the reply is then the check error
+-- of the first bad target, else the number of timelines it was removed from.
+-- Per target i, KEYS[2i-1] home ZSET   KEYS[2i] tombstones ZSET
+-- (for a user list: the list's timeline, its owner's tombstones)
+-- ARGV[1] status ID   ARGV[2] cap   ARGV[2+i] 'list' for a user list, else ''
+local id, cap = ARGV[1], tonumber(ARGV[2])
+local n = #KEYS / 2
+local skip, first = {}, nil
+for i = 1, n do
+  local bad = check_types({KEYS[2 * i - 1], 'zset', ARGV[2 + i] == 'list' and 'social list timeline' or 'social home timeline',
+    KEYS[2 * i], 'zset', 'social tombstones'})
+  if bad then
+    skip[i] = true
+    first = first or bad
+  end
+end
 local t = redis.call('TIME')
-redis.call('ZADD', gone, t[1] * 1000 + math.floor(t[2] / 1000), ARGV[1])
-redis.call('ZREMRANGEBYRANK', gone, 0, -tonumber(ARGV[2]) - 1)
-return redis.call('ZREM', home, ARGV[1])
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local removed = 0
+for i = 1, n do
+  if not skip[i] then
+    local gone = KEYS[2 * i]
+    redis.call('ZADD', gone, now, id)
+    redis.call('ZREMRANGEBYRANK', gone, 0, -cap - 1)
+    removed = removed + redis.call('ZREM', KEYS[2 * i - 1], id)
+  end
+end
+if first then return first end
+return removed

@@ -1,36 +1,89 @@
--- deliver.lua: feed one status to one follower's home timeline (one step
--- of syndicate_status), sent pipelined (script.Send), one call per follower. It feeds
--- only a timeline whose owner still follows the author and that has no
--- tombstone for the status (a clean of the status ran first there), then
--- trims it. Naturally idempotent: a re-send (or a re-run of the fan-out
--- task) adds the same member with the same score.
--- KEYS[1] home ZSET   KEYS[2] following ZSET   KEYS[3] tombstones ZSET
--- (for a user list: KEYS[1] the list's timeline, KEYS[2] its members, KEYS[3]
--- its owner's tombstones)
+-- deliver.lua: feed one status to the home timelines (or list timelines) of
+-- a batch of targets (one step of syndicate_status). The Go side sends one
+-- call per group of targets whose keys may share a script (one server: up
+-- to feedCall targets; a Cluster: targets of one hash slot; a Ring: of one
+-- shard), the calls pipelined (script.Send). It feeds only a timeline whose
+-- owner still follows the author (or whose list still holds it) and that
+-- has no tombstone for the status (a clean of the status ran first there),
+-- then trims it. Naturally idempotent: a re-send (or a re-run of the
+-- fan-out task) adds the same member with the same score.
+-- First it reads (ZCARD, ZSCORE x2, HMGET when inactive users are on),
+-- which checks the types (and hints) of every key of every target; only
+-- then it writes, to the targets whose keys are all good. A target
+-- with a key of another type is skipped, changing nothing of its own, and
+-- the others are fed: the reply is then the check error of the first bad
+-- target (a *ria.KeyError on the Go side), else the number fed.
+-- Per target i, KEYS[4i-3] home ZSET   KEYS[4i-2] following ZSET
+-- KEYS[4i-1] tombstones ZSET   KEYS[4i] user HASH
+-- (for a user list: the list's timeline, its members, its owner's
+-- tombstones, its owner's user HASH, unused)
 -- ARGV[1] author's user ID   ARGV[2] status ID   ARGV[3] score   ARGV[4] cap
--- ARGV[5] 'list' for a user list, else 
--- returns 1 fed, 0 skipped
-local home, following, gone = KEYS[1], KEYS[2], KEYS[3]
-local tl, fl = 'social home timeline', 'social following'
-if ARGV[5] == 'list' then tl, fl = 'social list timeline', 'social list members' end
-local bad = check_types({home, 'zset', tl, following, 'zset', fl, gone, 'zset', 'social tombstones'})
-if bad then return bad end
-if ARGV[5] ~= 'list' and tonumber(ARGV[6]) > 0 then
-  bad = check_types({KEYS[4], 'hash', 'social user'}) or check_hint(KEYS[4], 'seen', 'social user')
-    or check_hint(KEYS[4], 'signup', 'social user')
-  if bad then return bad end
-  local h = redis.call('HMGET', KEYS[4], 'idle', 'seen', 'signup')
-  if h[1] == '1' then return 0 end
-  local t = redis.call('TIME')
-  local seen = tonumber(h[2] or h[3] or '0')
-  if not h[1] and t[1] * 1000 + math.floor(t[2] / 1000) - seen > tonumber(ARGV[6]) then
-    redis.call('HSET', KEYS[4], 'idle', 1)
-    redis.call('DEL', home)
-    return 0
+-- ARGV[5] inactive-after (ms, 0: off)   ARGV[5+i] 'list' for a user list, else ''
+-- returns the number of targets fed, or the first bad target's check error
+local author, id, score, cap, idle = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
+local n = #KEYS / 4
+-- fails: the call on key failed (a key of another type): check_types names it.
+local function fails(r) return type(r) == 'table' and r.err end
+local ok, card, first = {}, {}, nil
+for i = 1, n do
+  local home, following, gone, user = KEYS[4 * i - 3], KEYS[4 * i - 2], KEYS[4 * i - 1], KEYS[4 * i]
+  local tl, fl = 'social home timeline', 'social following'
+  local list = ARGV[5 + i] == 'list'
+  if list then tl, fl = 'social list timeline', 'social list members' end
+  -- The reads the feed needs are the type checks: each fails on a key of
+  -- another type (then check_types makes the error naming it), and only
+  -- a target whose reads all passed is written.
+  local c = redis.pcall('ZCARD', home)
+  local f = redis.pcall('ZSCORE', following, author)
+  local g = redis.pcall('ZSCORE', gone, id)
+  local bad
+  if fails(c) or fails(f) or fails(g) then
+    bad = check_types({home, 'zset', tl, following, 'zset', fl, gone, 'zset', 'social tombstones'})
+      or redis.error_reply('social deliver: unexpected error on ' .. home)
+  else
+    ok[i], card[i] = f and not g, c -- a target to feed, unless inactive
+    if not list and idle > 0 then
+      local h = redis.pcall('HMGET', user, 'idle', 'seen', 'signup')
+      if fails(h) then
+        bad = check_types({user, 'hash', 'social user'}) or redis.error_reply('social deliver: unexpected error on ' .. user)
+      else
+        bad = (h[2] and not string.match(h[2], '^%-?%d+$') and check_hint(user, 'seen', 'social user'))
+          or (h[3] and not string.match(h[3], '^%-?%d+$') and check_hint(user, 'signup', 'social user'))
+        if h[1] == '1' then
+          ok[i] = false
+        elseif ok[i] and not h[1] then
+          ok[i] = tonumber(h[2] or h[3] or '0') -- last read: checked against the clock below
+        end
+      end
+    end
+  end
+  if bad then
+    ok[i] = false
+    first = first or bad
   end
 end
-if not redis.call('ZSCORE', following, ARGV[1]) then return 0 end
-if redis.call('ZSCORE', gone, ARGV[2]) then return 0 end
-redis.call('ZADD', home, ARGV[3], ARGV[2])
-redis.call('ZREMRANGEBYRANK', home, 0, -tonumber(ARGV[4]) - 1)
-return 1
+local now
+local fed = 0
+for i = 1, n do
+  if ok[i] then
+    local home = KEYS[4 * i - 3]
+    if type(ok[i]) == 'number' then
+      if not now then
+        local t = redis.call('TIME')
+        now = t[1] * 1000 + math.floor(t[2] / 1000)
+      end
+      if now - ok[i] > idle then -- inactive: drop the home, feed it no more
+        redis.call('HSET', KEYS[4 * i], 'idle', 1)
+        redis.call('DEL', home)
+        ok[i] = false
+      end
+    end
+    if ok[i] then
+      redis.call('ZADD', home, score, id)
+      if card[i] >= cap then redis.call('ZREMRANGEBYRANK', home, 0, -cap - 1) end
+      fed = fed + 1
+    end
+  end
+end
+if first then return first end
+return fed

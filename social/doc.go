@@ -35,6 +35,20 @@
 // running skips it. [Network.Refill] rebuilds a home timeline from the
 // followed users' profiles (refill_timeline).
 //
+// A batch is fed (or cleaned) by script calls pipelined in one round trip
+// per node, each call serving a group of followers whose keys may share a
+// script: on a *redis.Client (one server) up to 100 followers per call; on
+// a *redis.ClusterClient the followers whose keys hash to the same slot (a
+// Cluster refuses a script over two slots; followers rarely share one, so
+// most calls serve one follower); on a *redis.Ring the followers whose
+// keys the ring maps to the same shard (Ring.GetShardClientForKey; a ring
+// whose shards change between the grouping and the call may run a call on
+// a shard that no longer owns all its keys, as any command sent then); on
+// any other Client one call per follower. A task enqueues the next batch
+// before feeding its own, so the worker's slots feed batches side by side.
+// Post publishes the status, feeds the first batch and enqueues the rest
+// side by side.
+//
 // # Inactive users
 //
 // With [WithInactiveAfter](d) (production feeds' lesson: Mastodon does
@@ -128,13 +142,21 @@
 // (User, Page, Followers, Following, Refill's reads) answer the same error.
 // A fan-out or clean task skips a follower whose keys hold another type,
 // feeds the others and fails with the error (the queue retries it, then
-// keeps it dead with the error).
+// keeps it dead with the error). Within one script call serving many
+// followers, every key of every follower is checked before the first
+// write; the followers whose keys are good are fed, the bad one changes
+// nothing of its own, and the call answers the *ria.KeyError of the first
+// bad follower (the others of the call are fed all the same). A Post whose
+// first batch meets such a follower answers without error: the rest of
+// its first batch is fed and the whole fan-out is enqueued again, and that
+// task ends dead with the error.
 //
 // # Round trips
 //
 // Once the scripts are cached: CreateUser 1, User 1, Post 2 (script,
 // publish) plus 1 per node for the first batch when the author has
-// followers or lists plus 1 to enqueue the next batch, Delete 2 plus 1 to
+// followers or lists plus 1 to enqueue the next batch (publish, first
+// batch and enqueue sent side by side: 2 round trips of wall time), Delete 2 plus 1 to
 // enqueue the clean when the author has followers or lists, Follow 3 (4
 // when the followed user posted during the follow), Unfollow 3, Page 1
 // plus 1 per node (the statuses' hashes, pipelined) and the same again for

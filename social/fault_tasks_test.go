@@ -3,6 +3,7 @@ package social_test
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,24 +17,33 @@ import (
 	"github.com/ria-go/ria/social"
 )
 
-// scriptOn matches a script call with nkeys keys whose keys end with the
-// suffixes given: cmd is EVALSHA sha numkeys key... arg...
-func scriptOn(nkeys int, suffixes ...string) func([]string) bool {
+// scriptOn matches a script call for a batch of targets of per keys each
+// (deliver.lua: 4, clean.lua: 2) one of whose targets has keys ending
+// with the suffixes, in order.
+func scriptOn(per int, suffixes ...string) func([]string) bool {
 	return func(cmd []string) bool {
-		if !redistest.Scripts(cmd) || len(cmd) < 3+nkeys || cmd[2] != fmt.Sprint(nkeys) {
+		if !redistest.Scripts(cmd) || len(cmd) < 3 {
 			return false
 		}
-		for i, s := range suffixes {
-			if !strings.HasSuffix(cmd[3+i], s) {
-				return false
-			}
+		nkeys, err := strconv.Atoi(cmd[2])
+		if err != nil || nkeys == 0 || nkeys%per != 0 || len(cmd) < 3+nkeys {
+			return false
 		}
-		return true
+	targets:
+		for t := 3; t < 3+nkeys; t += per {
+			for i, s := range suffixes {
+				if !strings.HasSuffix(cmd[t+i], s) {
+					continue targets
+				}
+			}
+			return true
+		}
+		return false
 	}
 }
 
 // Lost replies in the deferred fan-out and clean passes (one pipeline of
-// per-follower scripts per batch, re-sent by go-redis): every follower and
+// batched scripts per batch, re-sent by go-redis): every follower and
 // every list is fed once, then cleaned, and no task dies.
 func TestFaults_fanoutTasks(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {

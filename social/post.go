@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/redis/go-redis/v9"
 
@@ -100,18 +101,26 @@ func (n *Network) Post(ctx context.Context, uid, msg string, opts ...PostOption)
 		followers = append(followers, s)
 	}
 	st := Status{ID: id, UID: uid, Login: login, Message: msg, Posted: msToTime(ms), Location: po.at}
-	// The stream hears of it first: a subscriber's client may read its
-	// timeline next. A lost publish loses nothing stored (see Subscribe).
-	n.publish(ctx, Event{Status: st})
-	var tasks []queue.Job
-	if err := n.feed(ctx, uid, id, ms, followers); err != nil {
-		// Redo the whole fan-out in the background: feeding is idempotent.
-		tasks = append(tasks, n.job(TaskFanout, pass{Author: uid, Status: id, Score: ms}))
-	} else if more == 1 {
-		tasks = append(tasks, n.job(TaskFanout, pass{Author: uid, Status: id, Score: ms, After: last}))
+	// Publish, feed the first batch and enqueue the rest side by side: one
+	// round trip of wall time for the three (a lost publish loses nothing
+	// stored, see Subscribe; the stream hears of the status before Post
+	// returns).
+	var wg sync.WaitGroup
+	var eerr error
+	wg.Go(func() { n.publish(ctx, Event{Status: st}) })
+	if more == 1 {
+		wg.Go(func() {
+			eerr = n.enqueue(ctx, n.job(TaskFanout, pass{Author: uid, Status: id, Score: ms, After: last}))
+		})
 	}
-	if err := n.enqueue(ctx, tasks...); err != nil {
-		return st, fmt.Errorf("social: post %q: %w: %w", uid, ErrFanoutIncomplete, err)
+	ferr := n.feed(ctx, uid, id, ms, followers)
+	wg.Wait()
+	if ferr != nil {
+		// Redo the whole fan-out in the background: feeding is idempotent.
+		eerr = n.enqueue(ctx, n.job(TaskFanout, pass{Author: uid, Status: id, Score: ms}))
+	}
+	if eerr != nil {
+		return st, fmt.Errorf("social: post %q: %w: %w", uid, ErrFanoutIncomplete, eerr)
 	}
 	return st, nil
 }
@@ -229,16 +238,101 @@ func (n *Network) enqueue(ctx context.Context, jobs ...queue.Job) error {
 }
 
 // feed feeds status id (posted at ms) of author to the home timelines of
-// followers, pipelined: one round trip per node. Every follower is fed; a
-// follower whose keys hold another type is skipped, and the first error
-// is returned.
+// followers (and the list timelines of "<owner>/<list>" targets), one
+// deliver.lua call per group of targets that may share a script (see
+// [Network.groups]), the calls pipelined: one round trip per node. Every
+// target whose keys hold the right types is fed; a target with a key of
+// another type is skipped, and the first such *ria.KeyError is returned.
 func (n *Network) feed(ctx context.Context, author, id string, ms int64, followers []string) error {
-	calls := make([]*script.Call, len(followers))
-	for i, f := range followers {
-		tl, members, gone, kind := n.feedKeys(f)
-		calls[i] = deliverScript.Call([]string{tl, members, gone, n.userKey(ownerOf(f))}, author, id, ms, n.cap, kind, n.idle.Milliseconds())
+	groups := n.groups(followers)
+	calls := make([]*script.Call, len(groups))
+	for i, g := range groups {
+		keys := make([]string, 0, 4*len(g))
+		args := make([]any, 0, 5+len(g))
+		args = append(args, author, id, ms, n.cap, n.idle.Milliseconds())
+		for _, f := range g {
+			tl, members, gone, kind := n.feedKeys(f)
+			keys = append(keys, tl, members, gone, n.userKey(ownerOf(f)))
+			args = append(args, kind)
+		}
+		calls[i] = deliverScript.Call(keys, args...)
 	}
 	return send(ctx, n.rdb, calls)
+}
+
+// feedCall is the most fan-out targets (followers or lists) one
+// deliver.lua or clean.lua call handles: enough to spread the cost of a
+// call over many targets, few enough that one call stays short (about
+// 100 us of server time per call on a single server).
+const feedCall = 100
+
+// groups splits fan-out targets into the groups whose keys may share one
+// script call, in order, each of at most [feedCall] targets. All of a
+// target's keys share its owner's hash tag. On a *redis.Client (one
+// server) any targets may: groups are consecutive runs. On a
+// *redis.ClusterClient only targets whose keys hash to the same slot may
+// (a Cluster refuses a script with keys of two slots): targets are
+// grouped by slot, which followers rarely share, so most groups hold one
+// target. On a *redis.Ring, targets whose keys the ring maps to the same
+// shard are grouped. On any other Client every target gets its own call.
+func (n *Network) groups(targets []string) [][]string {
+	if len(targets) == 0 {
+		return nil
+	}
+	var shard func(key string) (any, bool)
+	switch c := n.rdb.(type) {
+	case *redis.Client:
+		shard = func(string) (any, bool) { return 0, true }
+	case *redis.ClusterClient:
+		shard = func(key string) (any, bool) { return keySlot(key), true }
+	case *redis.Ring:
+		shard = func(key string) (any, bool) {
+			s, err := c.GetShardClientForKey(key)
+			return s, err == nil
+		}
+	default:
+		shard = func(string) (any, bool) { return nil, false }
+	}
+	var out [][]string
+	open := map[any]int{} // shard -> index in out of its group being filled
+	for _, t := range targets {
+		s, ok := shard(n.userKey(ownerOf(t)))
+		if !ok {
+			out = append(out, []string{t})
+			continue
+		}
+		i, found := open[s]
+		if !found || len(out[i]) >= feedCall {
+			i = len(out)
+			open[s] = i
+			out = append(out, make([]string, 0, min(feedCall, len(targets))))
+		}
+		out[i] = append(out[i], t)
+	}
+	return out
+}
+
+// keySlot returns the Redis Cluster hash slot of key: CRC16 (XMODEM) of
+// its hash tag (the part between the first '{' and the next '}', when not
+// empty), else of the whole key, modulo 16384.
+func keySlot(key string) int {
+	if s := strings.IndexByte(key, '{'); s >= 0 {
+		if e := strings.IndexByte(key[s+1:], '}'); e > 0 {
+			key = key[s+1 : s+1+e]
+		}
+	}
+	var crc uint16
+	for i := 0; i < len(key); i++ {
+		crc ^= uint16(key[i]) << 8
+		for range 8 {
+			if crc&0x8000 != 0 {
+				crc = crc<<1 ^ 0x1021
+			} else {
+				crc <<= 1
+			}
+		}
+	}
+	return int(crc) % 16384
 }
 
 // send sends calls in one pipeline (one round trip per node) and returns
@@ -261,7 +355,8 @@ func send(ctx context.Context, rdb Client, calls []*script.Call) error {
 // worker of the group given to [New] that serves its queue ([WithQueue]).
 // Each task handles one batch of followers ([WithFanoutBatch]) in two
 // round trips plus one per node (read the batch and whether the status
-// still exists; feed or clean them, pipelined; enqueue the next batch).
+// still exists; enqueue the next batch, so that batches are fed side by
+// side by the worker's slots; feed or clean them, pipelined).
 // Tasks are idempotent and at least once: a task run twice, or by a worker
 // killed midway and then by another one, feeds or cleans the same
 // timelines to the same end. A follower whose keys hold another type is
@@ -321,15 +416,14 @@ func (n *Network) fanoutTask(ctx context.Context, p pass) error {
 	if err != nil || !exists { // a deleted status: its clean task does the rest
 		return err
 	}
-	ferr := n.feed(ctx, p.Author, p.Status, p.Score, followers)
-	if more {
+	if more { // first, so that the next batch is fed beside this one
 		next := p
 		next.After = last
 		if err := n.enqueue(ctx, n.job(TaskFanout, next)); err != nil {
 			return err
 		}
 	}
-	return ferr
+	return n.feed(ctx, p.Author, p.Status, p.Score, followers)
 }
 
 func (n *Network) cleanTask(ctx context.Context, p pass) error {
@@ -337,20 +431,27 @@ func (n *Network) cleanTask(ctx context.Context, p pass) error {
 	if err != nil || exists { // a live status is not cleaned
 		return err
 	}
-	calls := make([]*script.Call, len(followers))
-	for i, f := range followers {
-		tl, _, gone, kind := n.feedKeys(f)
-		calls[i] = cleanScript.Call([]string{tl, gone}, p.Status, n.cap, kind)
+	groups := n.groups(followers)
+	calls := make([]*script.Call, len(groups))
+	for i, g := range groups {
+		keys := make([]string, 0, 2*len(g))
+		args := make([]any, 0, 2+len(g))
+		args = append(args, p.Status, n.cap)
+		for _, f := range g {
+			tl, _, gone, kind := n.feedKeys(f)
+			keys = append(keys, tl, gone)
+			args = append(args, kind)
+		}
+		calls[i] = cleanScript.Call(keys, args...)
 	}
-	cerr := send(ctx, n.rdb, calls)
-	if more {
+	if more { // first, so that the next batch is cleaned beside this one
 		next := p
 		next.After = last
 		if err := n.enqueue(ctx, n.job(TaskClean, next)); err != nil {
 			return err
 		}
 	}
-	return cerr
+	return send(ctx, n.rdb, calls)
 }
 
 // ownerOf returns the user of a fan-out target: a follower, or the owner of

@@ -1,0 +1,199 @@
+package social_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ria-go/ria/internal/redistest"
+	"github.com/ria-go/ria/queue"
+	"github.com/ria-go/ria/social"
+)
+
+// The slot feed groups followers by on a Cluster is the server's.
+func TestKeySlot(t *testing.T) {
+	// Vectors of the Cluster specification and of CLUSTER KEYSLOT.
+	assert.Equal(t, 0x31C3, social.KeySlot("123456789"))
+	assert.Equal(t, 12182, social.KeySlot("foo"))
+	assert.Equal(t, social.KeySlot("user1000"), social.KeySlot("{user1000}.following"))
+	assert.Equal(t, social.KeySlot("{}x"), social.KeySlot("{}x"))
+	assert.NotEqual(t, social.KeySlot("x"), social.KeySlot("{}x"), "an empty tag is no tag")
+	b := redistest.New(t, redistest.Cluster)
+	for i := range 300 {
+		k := key(b, fmt.Sprint("u", i), "home")
+		if i%3 == 0 {
+			k = fmt.Sprint("plain", i)
+		}
+		slot, err := b.Client.ClusterKeySlot(t.Context(), k).Result()
+		require.NoError(t, err)
+		require.Equal(t, int(slot), social.KeySlot(k), k)
+	}
+}
+
+// Fan-out sends one deliver call per batch of up to 100 followers on one
+// server, and one per slot on a Cluster: Post's commands count them.
+func TestNetwork_fanoutBatched(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		n, g := newNet(t, b, b.Client, social.WithFanoutBatch(250))
+		author := mustUser(t, n, "author")
+		lone := mustUser(t, n, "lone")
+		fs := addFollowers(t, b, author, 250, 0)
+		slots := map[int]bool{}
+		for _, f := range fs {
+			slots[social.KeySlot(key(b, f, "home"))] = true
+		}
+		mustPost(t, n, author, "warm") // scripts cached on every node
+		mustPost(t, n, lone, "warm")
+		_, base := b.Count.Delta(func() { mustPost(t, n, lone, "no followers") })
+		var st social.Status
+		_, cmds := b.Count.Delta(func() { st = mustPost(t, n, author, "250 followers") })
+		calls := int64(3) // 250 followers, 100 per call
+		if b.Kind == redistest.Cluster {
+			calls = int64(len(slots))
+		}
+		assert.Equal(t, base+calls, cmds, "deliver calls")
+		t.Logf("Post to 250 followers: %d commands (%d without followers)", cmds, base)
+		for _, f := range fs {
+			require.Equal(t, st.ID, page(t, n, f, social.Home, 1)[0], f)
+		}
+		require.NoError(t, n.Delete(ctx, author, st.ID))
+		_, cmds = b.Count.Delta(func() { drain(t, n, g) })
+		t.Logf("clean of 250 followers: %d commands in all", cmds)
+		for _, f := range fs {
+			require.NotContains(t, page(t, n, f, social.Home, 10), st.ID, f)
+		}
+	})
+}
+
+// A follower whose key holds another type, in the middle of a batch that
+// shares its call on one server, is skipped, changing nothing of its own,
+// and the others of the call are fed and cleaned; the call reports the
+// *ria.KeyError.
+func TestNetwork_fanoutBatchWrongType(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		for _, c := range []struct {
+			name, key, role string
+			bad             func(f string) error
+			opts            []social.Option
+		}{
+			{"home", "home", "social home timeline", func(f string) error {
+				return b.Client.Set(ctx, key(b, f, "home"), "wrong", 0).Err()
+			}, nil},
+			{"following", "following", "social following", func(f string) error {
+				if err := b.Client.Del(ctx, key(b, f, "following")).Err(); err != nil {
+					return err
+				}
+				return b.Client.LPush(ctx, key(b, f, "following"), "author").Err()
+			}, nil},
+			{"gone", "gone", "social tombstones", func(f string) error {
+				return b.Client.SAdd(ctx, key(b, f, "gone"), "wrong").Err()
+			}, nil},
+			{"user hint", "user", "social user field seen", func(f string) error {
+				return b.Client.HSet(ctx, key(b, f, "user"), "seen", "soon").Err()
+			}, []social.Option{social.WithInactiveAfter(social.MaxInactiveAfter)}},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				b.Flush()
+				n, g := newNet(t, b, b.Client, append(c.opts, social.WithFanoutBatch(10))...)
+				author := mustUser(t, n, "author")
+				var fs []string
+				for i := range 10 {
+					f := mustUser(t, n, fmt.Sprint("f", i))
+					mustFollow(t, n, f, author)
+					fs = append(fs, f)
+				}
+				require.NoError(t, c.bad(fs[5]))
+				before := b.Snapshot()
+				st := mustPost(t, n, author, "x") // the whole batch fails: its pass is enqueued
+				for i, f := range fs {
+					if i != 5 {
+						require.Equal(t, []string{st.ID}, page(t, n, f, social.Home, 10), "fed before Post returned: %s", f)
+					}
+				}
+				after := b.Snapshot()
+				for k, v := range before {
+					if k == key(b, fs[5], "home") || k == key(b, fs[5], "following") || k == key(b, fs[5], "gone") || k == key(b, fs[5], "user") {
+						assert.Equal(t, v, after[k], "the bad follower's %s is unchanged", k)
+					}
+				}
+				dead := func(want int) string {
+					t.Helper()
+					w, err := queue.NewWorker(g, queue.Queues(social.DefaultQueue), queue.Backoff(time.Millisecond, 5*time.Millisecond))
+					require.NoError(t, err)
+					require.NoError(t, n.Handle(w))
+					runCtx, stop := context.WithCancel(ctx)
+					done := make(chan error, 1)
+					go func() { done <- w.Run(runCtx) }()
+					require.Eventually(t, func() bool {
+						if b.Mini != nil {
+							b.FastForward(10 * time.Millisecond) // miniredis's TIME is frozen: let retries fall due
+						}
+						s, err := g.Stats(ctx, social.DefaultQueue)
+						return err == nil && s.Dead == int64(want) && s.Ready[social.DefaultQueue] == 0 && s.Delayed == 0 && s.InFlight == 0
+					}, time.Minute, 5*time.Millisecond)
+					stop()
+					require.NoError(t, <-done)
+					d, err := g.Dead(ctx, 0, 10)
+					require.NoError(t, err)
+					require.Len(t, d, want)
+					return d[0].Error + " | " + d[len(d)-1].Error
+				}
+				msg := dead(1)
+				assert.Contains(t, msg, key(b, fs[5], c.key), "the dead fan-out names the key")
+				assert.Contains(t, msg, c.role)
+				require.NoError(t, n.Delete(ctx, author, st.ID))
+				if c.key == "home" || c.key == "gone" { // the clean reports it too
+					msg = dead(2)
+					assert.Equal(t, 2, strings.Count(msg, key(b, fs[5], c.key)), msg)
+				} else {
+					dead(1)
+				}
+				for i, f := range fs {
+					if i != 5 {
+						require.Empty(t, page(t, n, f, social.Home, 10), "cleaned: %s", f)
+					}
+				}
+			})
+		}
+	})
+}
+
+// On a Ring, followers are grouped by the shard the ring maps their keys
+// to: every key is written on its own shard, so every follower reads the
+// status through the ring.
+func TestNetwork_fanoutRing(t *testing.T) {
+	m1, m2 := miniredis.RunT(t), miniredis.RunT(t)
+	ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": m1.Addr(), "b": m2.Addr()}})
+	t.Cleanup(func() { _ = ring.Close() })
+	qc := redis.NewClient(&redis.Options{Addr: m1.Addr()})
+	t.Cleanup(func() { _ = qc.Close() })
+	g, err := queue.New(qc, "social")
+	require.NoError(t, err)
+	n, err := social.New(ring, g, social.WithFanoutBatch(300))
+	require.NoError(t, err)
+	author := mustUser(t, n, "author")
+	var fs []string
+	for i := range 300 {
+		f := mustUser(t, n, fmt.Sprint("f", i))
+		mustFollow(t, n, f, author)
+		fs = append(fs, f)
+	}
+	st := mustPost(t, n, author, "to the ring")
+	on := map[string]int{}
+	for _, f := range fs {
+		require.Equal(t, []string{st.ID}, page(t, n, f, social.Home, 10), f)
+		c, err := ring.GetShardClientForKey("social:{" + f + "}:home")
+		require.NoError(t, err)
+		on[c.Options().Addr]++
+	}
+	assert.Len(t, on, 2, "followers on both shards")
+}

@@ -1,0 +1,4 @@
+package social
+
+// KeySlot is keySlot, for the tests.
+var KeySlot = keySlot
