@@ -48,14 +48,16 @@ examples:
 	@for m in examples/*/main.go; do d=$$(dirname $$m); echo "== $$d"; $(GO) run ./$$d || exit 1; done
 
 # benchdata: what the benchmarks compare with or read, from Debian's
-# packages when missing (root): RediSearch and the English, French and
-# Polish word lists. A benchmark whose data is missing says so and skips.
+# packages when missing (root): RediSearch, the English, French and Polish
+# word lists, and apt's English package descriptions (searchbench's corpus).
+# A benchmark whose data is missing says so and skips or falls back.
 benchdata:
 	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	  for p in redis-redisearch wamerican-insane wfrench wpolish; do \
 	    dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	  if [ -n "$$missing" ]; then echo "installing$$missing (apt-get)"; \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; fi; \
+	  ls /var/lib/apt/lists/*Translation-en* >/dev/null 2>&1 || apt-get update -qq -o Acquire::Languages=en; \
 	else echo "benchdata: not root, using what is installed"; fi
 
 # bench: package benchmarks on a real server, then the side-by-side
@@ -65,6 +67,7 @@ bench: redis benchdata
 	cd bench && $(GO) run ./lockbench
 	cd bench && $(GO) run ./queuebench
 	cd bench && $(GO) run ./cachebench
+	cd bench && $(GO) run ./searchbench
 
 cover: redis
 	RIA_REQUIRE_REDIS=1 $(GO) test -count=1 -coverprofile=cover.out ./...
