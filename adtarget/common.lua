@@ -1,0 +1,101 @@
+-- common.lua: the keys and shared steps of the adtarget scripts.
+-- KEYS[1] is the targeter's key prefix, <prefix>{<name>}:, whose hash tag
+-- keeps every key the scripts build from it in one slot:
+--   types            HASH ad -> cpc | cpa | cpm
+--   value            ZSET ad -> eCPM (what targeting ranks by)
+--   base             ZSET ad -> bid value (CPC, CPA or CPM)
+--   stats            HASH <type>:views | <type>:clicks | <type>:actions
+--   served           STRING targeting ID counter
+--   req:<location>   SET  ads targeting the location
+--   word:<word>      ZSET ad -> eCPM bonus of the word
+--   loc:<ad>         SET  the ad's locations
+--   terms:<ad>       SET  the ad's words
+--   views:<ad>       ZSET word -> views ('' the ad's own)
+--   clicks:<ad>      ZSET word -> clicks ('' the ad's own)
+--   actions:<ad>     ZSET word -> actions ('' the ad's own)
+--   matched:<tid>    SET  words a targeting matched (TTL)
+--   tmp:*            temporary keys of one target script, deleted before it returns
+local P = KEYS[1]
+local TYPES, VALUE, BASE, STATS, SERVED = P .. 'types', P .. 'value', P .. 'base', P .. 'stats', P .. 'served'
+local function K(kind, x) return P .. kind .. ':' .. x end
+
+local STAT_FIELDS = {'cpc:views', 'cpc:clicks', 'cpc:actions', 'cpa:views', 'cpa:clicks', 'cpa:actions',
+  'cpm:views', 'cpm:clicks', 'cpm:actions'}
+
+-- check_common checks the keys every script relies on.
+local function check_common()
+  local bad = check_types({TYPES, 'hash', 'adtarget types', VALUE, 'zset', 'adtarget ecpm',
+    BASE, 'zset', 'adtarget base value', STATS, 'hash', 'adtarget stats'}) or check_int(SERVED, 'adtarget served')
+  if bad then return bad end
+  local vs = redis.call('HMGET', STATS, unpack(STAT_FIELDS))
+  for i, f in ipairs(STAT_FIELDS) do
+    local v = vs[i]
+    if v and not string.match(v, '^%-?%d+$') then
+      return key_error('CORRUPT', STATS, 'adtarget stats field ' .. f, string.format('%q', string.sub(v, 1, 40)), 'an integer')
+    end
+  end
+end
+
+-- check_ad checks the keys of ad and, unless only_own, the postings of
+-- its words and the SETs of its locations; it returns an error reply or
+-- nil, and the ad's type (nil: not indexed).
+local function check_ad(ad, only_own)
+  local bad = check_types({K('terms', ad), 'set', 'adtarget ad words', K('loc', ad), 'set', 'adtarget ad locations',
+    K('views', ad), 'zset', 'adtarget views', K('clicks', ad), 'zset', 'adtarget clicks',
+    K('actions', ad), 'zset', 'adtarget actions'})
+  if bad then return bad end
+  local t = redis.call('HGET', TYPES, ad)
+  if t and t ~= 'cpc' and t ~= 'cpa' and t ~= 'cpm' then
+    return key_error('CORRUPT', TYPES, 'adtarget types field ' .. ad, string.format('%q', string.sub(t, 1, 40)), 'cpc, cpa or cpm')
+  end
+  if only_own then return nil, t end
+  for _, w in ipairs(redis.call('SMEMBERS', K('terms', ad))) do
+    bad = check_types({K('word', w), 'zset', 'adtarget word'})
+    if bad then return bad end
+  end
+  for _, l in ipairs(redis.call('SMEMBERS', K('loc', ad))) do
+    bad = check_types({K('req', l), 'set', 'adtarget location'})
+    if bad then return bad end
+  end
+  return nil, t
+end
+
+local function score(key, member)
+  return tonumber(redis.call('ZSCORE', key, member) or '0')
+end
+
+-- update_cpms is the book's update_cpms: the ad's eCPM from its own
+-- views and clicks (actions for CPA), once it has one, and each word's
+-- bonus from the views and clicks of the targetings that matched it.
+-- The type averages it updates in the book are read from stats when an
+-- ad is indexed.
+local function update_cpms(ad)
+  local t = redis.call('HGET', TYPES, ad)
+  if t ~= 'cpc' and t ~= 'cpa' then return end
+  local base = score(BASE, ad)
+  local vk, ck = K('views', ad), K(t == 'cpa' and 'actions' or 'clicks', ad)
+  local clicks = score(ck, '')
+  local ecpm
+  if clicks < 1 then
+    ecpm = score(VALUE, ad)
+  else
+    ecpm = 1000 * base * clicks / math.max(score(vk, ''), 1)
+    redis.call('ZADD', VALUE, ecpm, ad)
+  end
+  for _, w in ipairs(redis.call('SMEMBERS', K('terms', ad))) do
+    local c = score(ck, w)
+    if c >= 1 then
+      redis.call('ZADD', K('word', w), 1000 * base * c / math.max(score(vk, w), 1) - ecpm, ad)
+    end
+  end
+end
+
+-- remove_ad removes every trace of ad but the type statistics.
+local function remove_ad(ad)
+  for _, l in ipairs(redis.call('SMEMBERS', K('loc', ad))) do redis.call('SREM', K('req', l), ad) end
+  for _, w in ipairs(redis.call('SMEMBERS', K('terms', ad))) do redis.call('ZREM', K('word', w), ad) end
+  redis.call('HDEL', TYPES, ad)
+  redis.call('ZREM', VALUE, ad)
+  redis.call('ZREM', BASE, ad)
+  redis.call('DEL', K('loc', ad), K('terms', ad), K('views', ad), K('clicks', ad), K('actions', ad))
+end

@@ -1,0 +1,46 @@
+-- index.lua (after common.lua): index an ad, or re-index it (its
+-- learning starts over). Run as a once-script.
+-- ARGV[1] ad  ARGV[2] type (cpc|cpa|cpm)  ARGV[3] value
+-- ARGV[4] n locations, the locations, then m words, the words
+-- returns 1 added, 0 replaced
+local ad, typ, value = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local nl = tonumber(ARGV[4])
+local nw = tonumber(ARGV[5 + nl])
+local bad = check_common()
+if bad then return bad end
+local old
+bad, old = check_ad(ad)
+if bad then return bad end
+local spec = {}
+for i = 5, 4 + nl do
+  spec[#spec + 1] = K('req', ARGV[i]); spec[#spec + 1] = 'set'; spec[#spec + 1] = 'adtarget location'
+end
+for i = 6 + nl, 5 + nl + nw do
+  spec[#spec + 1] = K('word', ARGV[i]); spec[#spec + 1] = 'zset'; spec[#spec + 1] = 'adtarget word'
+end
+bad = check_types(spec)
+if bad then return bad end
+
+if old then remove_ad(ad) end
+-- The first eCPM: the book's to_ecpm(1000, AVERAGE_PER_1K[type], value),
+-- the average being the type's clicks (actions) per 1000 views so far,
+-- 1 before any.
+local ecpm = value
+if typ ~= 'cpm' then
+  local views = tonumber(redis.call('HGET', STATS, typ .. ':views') or '0')
+  local clicks = tonumber(redis.call('HGET', STATS, typ .. (typ == 'cpa' and ':actions' or ':clicks')) or '0')
+  if views > 0 and clicks > 0 then ecpm = value * 1000 * clicks / views end
+end
+for i = 5, 4 + nl do
+  redis.call('SADD', K('req', ARGV[i]), ad)
+  redis.call('SADD', K('loc', ad), ARGV[i])
+end
+for i = 6 + nl, 5 + nl + nw do
+  redis.call('ZADD', K('word', ARGV[i]), 0, ad)
+  redis.call('SADD', K('terms', ad), ARGV[i])
+end
+redis.call('HSET', TYPES, ad, typ)
+redis.call('ZADD', VALUE, ecpm, ad)
+redis.call('ZADD', BASE, ARGV[3], ad)
+if old then return 0 end
+return 1
