@@ -373,7 +373,6 @@ func addHook(rdb redis.UniversalClient, h redis.Hook) {
 	rdb.AddHook(h)
 }
 
-
 // stalledClient is a faulty client with a 1ms read timeout (the issue's
 // setting), go-redis's default retries, and a pool timeout of a minute, so
 // that the calls' reply records outlive the test (the record window is
