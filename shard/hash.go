@@ -44,27 +44,12 @@ func NewHash(ctx context.Context, rdb Client, name string, total int64, opts ...
 	if total < 0 {
 		return nil, fmt.Errorf("shard: hash %q: %w: total %d", name, ErrSize, total)
 	}
-	ps, err := loadMeta(ctx, rdb, "hash", name, ks.Key(name, "hash:meta"),
-		[]param{{name: "size", value: o.size, explicit: o.size > 0}, {name: "total", value: total, explicit: true}},
-		func(ps []param) error {
-			if ps[0].value == 0 {
-				l, err := ReadLimits(ctx, rdb)
-				if err != nil {
-					return err
-				}
-				ps[0].value = l.HashEntries
-			}
-			_, err := Count(ps[1].value, ps[0].value)
-			return err
-		})
+	size, total, nShd, err := sizing(ctx, rdb, "hash", name, ks.Key(name, "hash:meta"), o.size, total,
+		func(l Limits) int64 { return l.HashEntries })
 	if err != nil {
 		return nil, err
 	}
-	h := &Hash{rdb: rdb, name: name, keys: ks, size: ps[0].value, total: ps[1].value}
-	if h.nShd, err = Count(h.total, h.size); err != nil {
-		return nil, fmt.Errorf("shard: hash %q: %w", name, err)
-	}
-	return h, nil
+	return &Hash{rdb: rdb, name: name, keys: ks, size: size, total: total, nShd: nShd}, nil
 }
 
 // Name returns the hash's name.

@@ -40,27 +40,12 @@ func NewSet(ctx context.Context, rdb Client, name string, total int64, opts ...O
 	if err := keys.CheckEntity("shard: set name", name); err != nil {
 		return nil, err
 	}
-	ps, err := loadMeta(ctx, rdb, "set", name, ks.Key(name, "set:meta"),
-		[]param{{name: "size", value: o.size, explicit: o.size > 0}, {name: "total", value: total, explicit: true}},
-		func(ps []param) error {
-			if ps[0].value == 0 {
-				l, err := ReadLimits(ctx, rdb)
-				if err != nil {
-					return err
-				}
-				ps[0].value = l.SetIntEntries
-			}
-			_, err := Count(ps[1].value, ps[0].value)
-			return err
-		})
+	size, total, nShd, err := sizing(ctx, rdb, "set", name, ks.Key(name, "set:meta"), o.size, total,
+		func(l Limits) int64 { return l.SetIntEntries })
 	if err != nil {
 		return nil, err
 	}
-	s := &Set{rdb: rdb, name: name, keys: ks, size: ps[0].value, total: ps[1].value}
-	if s.nShd, err = Count(s.total, s.size); err != nil {
-		return nil, fmt.Errorf("shard: set %q: %w", name, err)
-	}
-	return s, nil
+	return &Set{rdb: rdb, name: name, keys: ks, size: size, total: total, nShd: nShd}, nil
 }
 
 // Name returns the set's name.

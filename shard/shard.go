@@ -304,3 +304,31 @@ func corrupt(key, role, got, want string) error {
 	}
 	return &ria.KeyError{Role: role, Key: key, Got: strconv.Quote(got), Want: want, Err: ria.ErrCorrupt}
 }
+
+// sizing loads (or stores, on first use) the shard size and expected total
+// of the structure kind name under metaKey: size 0 takes the server's
+// compact-encoding limit (limit of [ReadLimits]). It returns them and the
+// shard count.
+func sizing(ctx context.Context, rdb Client, kind, name, metaKey string, size, total int64, limit func(Limits) int64) (int64, int64, int64, error) {
+	ps, err := loadMeta(ctx, rdb, kind, name, metaKey,
+		[]param{{name: "size", value: size, explicit: size > 0}, {name: "total", value: total, explicit: true}},
+		func(ps []param) error {
+			if ps[0].value == 0 {
+				l, err := ReadLimits(ctx, rdb)
+				if err != nil {
+					return err
+				}
+				ps[0].value = limit(l)
+			}
+			_, err := Count(ps[1].value, ps[0].value)
+			return err
+		})
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	n, err := Count(ps[1].value, ps[0].value)
+	if err != nil {
+		return 0, 0, 0, fmt.Errorf("shard: %s %q: %w", kind, name, err)
+	}
+	return ps[0].value, ps[1].value, n, nil
+}
