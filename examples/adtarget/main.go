@@ -14,8 +14,6 @@ import (
 	"os"
 	"slices"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/ria-go/ria/adtarget"
 	"github.com/ria-go/ria/examples/demo"
 )
@@ -36,7 +34,7 @@ func run() error {
 	}
 	defer closeRedis()
 	ctx := context.Background()
-	if err := clean(ctx, rdb); err != nil {
+	if err := demo.Clean(ctx, rdb, prefix); err != nil {
 		return err
 	}
 
@@ -127,18 +125,5 @@ func run() error {
 	// Bad input is refused and changes nothing.
 	_, err = x.Index(ctx, adtarget.Ad{ID: "bad", Locations: []string{"paris"}, Bid: adtarget.CPC, Value: -1})
 	fmt.Println("bad input:", err)
-	return clean(ctx, rdb)
-}
-
-func clean(ctx context.Context, rdb redis.UniversalClient) error {
-	keys, err := rdb.Keys(ctx, prefix+"*").Result()
-	if err != nil || len(keys) == 0 {
-		return err
-	}
-	for _, k := range keys { // one by one: on a cluster they may be in several slots
-		if err := rdb.Del(ctx, k).Err(); err != nil {
-			return err
-		}
-	}
-	return nil
+	return demo.Clean(ctx, rdb, prefix)
 }

@@ -9,12 +9,15 @@
 package demo
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strings"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/ria-go/ria/internal/keys"
 )
 
 // Client returns a client and a function that closes it (and the embedded
@@ -39,4 +42,18 @@ func Client() (redis.UniversalClient, func(), error) {
 	}
 	c := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 	return c, func() { _ = c.Close(); srv.Close() }, nil
+}
+
+// Clean deletes every key that starts with prefix, on every node of a
+// Cluster (SCAN of each master), one key at a time (on a Cluster they may
+// lie in several slots): what an example's earlier run left.
+func Clean(ctx context.Context, rdb redis.UniversalClient, prefix string) error {
+	return keys.Scan(ctx, rdb, keys.GlobEscape(prefix)+"*", func(ctx context.Context, ks []string) error {
+		for _, k := range ks {
+			if err := rdb.Del(ctx, k).Err(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }

@@ -13,8 +13,6 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/ria-go/ria/examples/demo"
 	"github.com/ria-go/ria/jobsearch"
 )
@@ -40,7 +38,7 @@ func run() error {
 	}
 	defer closeRedis()
 	ctx := context.Background()
-	if err := clean(ctx, rdb); err != nil {
+	if err := demo.Clean(ctx, rdb, prefix); err != nil {
 		return err
 	}
 
@@ -100,18 +98,5 @@ func run() error {
 	// Bad input changes nothing and says what was wrong.
 	_, err = board.Find(ctx, sk("go", 7000, 0))
 	fmt.Println("bad input:", err)
-	return clean(ctx, rdb)
-}
-
-func clean(ctx context.Context, rdb redis.UniversalClient) error {
-	keys, err := rdb.Keys(ctx, prefix+"*").Result()
-	if err != nil || len(keys) == 0 {
-		return err
-	}
-	for _, k := range keys { // one by one: on a cluster they may be in several slots
-		if err := rdb.Del(ctx, k).Err(); err != nil {
-			return err
-		}
-	}
-	return nil
+	return demo.Clean(ctx, rdb, prefix)
 }

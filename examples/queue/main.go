@@ -19,8 +19,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/ria-go/ria/examples/demo"
 	"github.com/ria-go/ria/queue"
 )
@@ -49,7 +47,7 @@ func run() error {
 	}
 	defer closeRedis()
 	ctx := context.Background()
-	if err := clean(ctx, rdb); err != nil {
+	if err := demo.Clean(ctx, rdb, prefix); err != nil {
 		return err
 	}
 
@@ -188,19 +186,5 @@ func run() error {
 		s.Ready["email"]+s.Ready["reports"]+s.Delayed+s.InFlight != 0 || s.Dead != 1 {
 		return errors.New("invariant broken")
 	}
-	return clean(ctx, rdb)
-}
-
-// clean deletes the example's keys (from an earlier run, on REDIS_URL).
-func clean(ctx context.Context, rdb redis.UniversalClient) error {
-	keys, err := rdb.Keys(ctx, prefix+"*").Result()
-	if err != nil || len(keys) == 0 {
-		return err
-	}
-	for _, k := range keys { // one by one: on a cluster they may be in several slots
-		if err := rdb.Del(ctx, k).Err(); err != nil {
-			return err
-		}
-	}
-	return nil
+	return demo.Clean(ctx, rdb, prefix)
 }

@@ -14,8 +14,6 @@ import (
 	"os"
 	"strconv"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/ria-go/ria/examples/demo"
 	"github.com/ria-go/ria/search"
 )
@@ -50,10 +48,10 @@ func run() error {
 	}
 	defer closeRedis()
 	ctx := context.Background()
-	if err := clean(ctx, rdb); err != nil {
+	if err := demo.Clean(ctx, rdb, prefix); err != nil {
 		return err
 	}
-	defer func() { _ = clean(ctx, rdb) }()
+	defer func() { _ = demo.Clean(ctx, rdb, prefix) }()
 
 	x, err := search.New(rdb, "articles", search.WithPrefix(prefix),
 		search.WithFields(search.NumericField("updated"), search.TextField("title")),
@@ -142,20 +140,6 @@ func run() error {
 	for _, q := range []string{"redis +", "-redis", "the of"} {
 		_, err := x.Search(ctx, q)
 		fmt.Println("error:", err)
-	}
-	return nil
-}
-
-// clean deletes the example's keys (from an earlier run, on REDIS_URL).
-func clean(ctx context.Context, rdb redis.UniversalClient) error {
-	keys, err := rdb.Keys(ctx, prefix+"*").Result()
-	if err != nil || len(keys) == 0 {
-		return err
-	}
-	for _, k := range keys { // one by one: on a cluster they may be in several slots
-		if err := rdb.Del(ctx, k).Err(); err != nil {
-			return err
-		}
 	}
 	return nil
 }

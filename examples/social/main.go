@@ -11,10 +11,7 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"slices"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/ria-go/ria/examples/demo"
 	"github.com/ria-go/ria/queue"
@@ -38,7 +35,7 @@ func run() error {
 	defer closeRedis()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if err := clean(ctx, rdb); err != nil {
+	if err := demo.Clean(ctx, rdb, prefix); err != nil {
 		return err
 	}
 	g, err := queue.New(rdb, "social", queue.WithPrefix(prefix+"queue:"))
@@ -168,18 +165,4 @@ func run() error {
 
 	cancel()
 	return <-workerDone
-}
-
-// clean deletes what an earlier run left.
-func clean(ctx context.Context, rdb redis.UniversalClient) error {
-	keys, err := rdb.Keys(ctx, prefix+"*").Result()
-	if err != nil || len(keys) == 0 {
-		return err
-	}
-	for _, k := range slices.Compact(keys) { // one by one: on a cluster they may be in several slots
-		if err := rdb.Del(ctx, k).Err(); err != nil {
-			return err
-		}
-	}
-	return nil
 }
