@@ -148,7 +148,7 @@ func TestFaults_idempotentWrites(t *testing.T) {
 		for i := range 5 {
 			f := strconv.Itoa(i)
 			hh.Call(1, redistest.Commands("hset"), func() { err = hsh.Set(ctx, f, "v"+f) })
-			hh.Check(err == nil && b.Client.HGet(ctx, hsh.ShardKey(f), f).Val() == "v"+f, "Set %s: %v", f, err)
+			hh.Check(err == nil && b.Client.HGet(ctx, hsh.ShardKey(f), hsh.ShardField(f)).Val() == "v"+f, "Set %s: %v", f, err)
 		}
 		vals := map[string]string{"5": "a", "15": "b", "25": "c", "x": "d"}
 		hh.Call(1, redistest.Commands("hset"), func() { err = hsh.SetMany(ctx, vals) })
@@ -245,6 +245,6 @@ func TestFaults_delay(t *testing.T) {
 		v, ok, err := check.PopLeft(ctx)
 		require.NoError(t, err)
 		hv.Check(ok && v == "b", "the pop in doubt took %q", "a")
-		hv.Check(b.Client.HGet(ctx, h.ShardKey("1"), "1").Val() == "one", "hash set ran")
+		hv.Check(b.Client.HGet(ctx, h.ShardKey("1"), h.ShardField("1")).Val() == "one", "hash set ran")
 	})
 }

@@ -64,6 +64,30 @@ func (h *Hash) ShardKey(field string) string {
 	return h.shardKey(id)
 }
 
+// ShardField returns the name field has inside its shard ([Hash.ShardKey]).
+// A decimal field that fits an int64 and has no leading zero is stored as
+// its offset in its shard, n mod the shard size: a number below the shard
+// size, which the listpack keeps in 1 to 3 bytes instead of up to 9 (the
+// shard key already says which block of numbers it is). Any other field is
+// stored as given; it can never equal an offset, which is always canonical
+// and below the shard size.
+func (h *Hash) ShardField(field string) string {
+	if !canonical(field) {
+		return field
+	}
+	n, err := strconv.ParseInt(field, 10, 64)
+	if err != nil {
+		return field
+	}
+	return strconv.FormatInt(n%h.size, 10)
+}
+
+// canonical reports whether s is a decimal number as strconv formats one:
+// digits only, no leading zero unless it is "0".
+func canonical(s string) bool {
+	return digits(s) && (s[0] != '0' || len(s) == 1)
+}
+
 func (h *Hash) shardKey(id int64) string {
 	return h.keys.Key(h.name+":"+strconv.FormatInt(id, 10), "hash")
 }
@@ -74,7 +98,7 @@ const hashRole = "shard hash"
 // trip.
 func (h *Hash) Get(ctx context.Context, field string) (string, bool, error) {
 	k := h.ShardKey(field)
-	v, err := h.rdb.Do(ctx, "hget", k, field).Text()
+	v, err := h.rdb.Do(ctx, "hget", k, h.ShardField(field)).Text()
 	switch {
 	case err == redis.Nil:
 		return "", false, nil
@@ -88,7 +112,7 @@ func (h *Hash) Get(ctx context.Context, field string) (string, bool, error) {
 // a re-send after a lost reply changes nothing more.
 func (h *Hash) Set(ctx context.Context, field, value string) error {
 	k := h.ShardKey(field)
-	if err := h.rdb.Do(ctx, "hset", k, field, value).Err(); err != nil {
+	if err := h.rdb.Do(ctx, "hset", k, h.ShardField(field), value).Err(); err != nil {
 		return fmt.Errorf("shard: hash %q: set %q: %w", h.name, field, script.Unknown(wrongType(ctx, h.rdb, err, k, hashRole, "hash")))
 	}
 	return nil
@@ -97,7 +121,7 @@ func (h *Hash) Set(ctx context.Context, field, value string) error {
 // Exists reports whether field has a value. One round trip.
 func (h *Hash) Exists(ctx context.Context, field string) (bool, error) {
 	k := h.ShardKey(field)
-	ok, err := h.rdb.Do(ctx, "hexists", k, field).Bool()
+	ok, err := h.rdb.Do(ctx, "hexists", k, h.ShardField(field)).Bool()
 	if err != nil {
 		return false, fmt.Errorf("shard: hash %q: exists %q: %w", h.name, field, wrongType(ctx, h.rdb, err, k, hashRole, "hash"))
 	}
@@ -116,7 +140,7 @@ func (h *Hash) Delete(ctx context.Context, fields ...string) error {
 		args := make([]any, 0, len(groups[k])+2)
 		args = append(args, "hdel", k)
 		for _, f := range groups[k] {
-			args = append(args, f)
+			args = append(args, h.ShardField(f))
 		}
 		p.Do(ctx, args...)
 	}
@@ -140,7 +164,7 @@ func (h *Hash) GetMany(ctx context.Context, fields ...string) (map[string]string
 		args := make([]any, 0, len(groups[k])+2)
 		args = append(args, "hmget", k)
 		for _, f := range groups[k] {
-			args = append(args, f)
+			args = append(args, h.ShardField(f))
 		}
 		p.Do(ctx, args...)
 	}
@@ -181,7 +205,7 @@ func (h *Hash) SetMany(ctx context.Context, values map[string]string) error {
 		args := make([]any, 0, 2*len(groups[k])+2)
 		args = append(args, "hset", k)
 		for _, f := range groups[k] {
-			args = append(args, f, values[f])
+			args = append(args, h.ShardField(f), values[f])
 		}
 		p.Do(ctx, args...)
 	}

@@ -105,6 +105,48 @@ func TestHash_SetMany(t *testing.T) {
 	})
 }
 
+// A decimal field is stored as its offset in its shard; fields that look
+// alike (leading zeros, numbers past int64, the same offset in another
+// shard, hashed names made of an offset's digits) never share a slot.
+func TestHash_shardField(t *testing.T) {
+	run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		h := must(shard.NewHash(ctx, b.Client, "f", 1000, shard.WithShardSize(100), shard.WithPrefix(b.Prefix)))
+		assert.Equal(t, "55", h.ShardField("1155"))
+		assert.Equal(t, "0", h.ShardField("0"))
+		assert.Equal(t, "007", h.ShardField("007"), "not canonical: stored as given")
+		assert.Equal(t, "x7", h.ShardField("x7"))
+		big := "99999999999999999999999" // past int64
+		assert.Equal(t, big, h.ShardField(big))
+		fields := []string{"7", "07", "007", "107", "1007", "x7", "7x", "0", "00", big, "9223372036854775807"}
+		vals := map[string]string{}
+		for i, f := range fields {
+			vals[f] = "v" + strconv.Itoa(i)
+		}
+		require.NoError(t, h.SetMany(ctx, vals))
+		got, err := h.GetMany(ctx, fields...)
+		require.NoError(t, err)
+		assert.Equal(t, vals, got)
+		for f, v := range vals {
+			g, ok, err := h.Get(ctx, f)
+			require.NoError(t, err)
+			assert.True(t, ok, f)
+			assert.Equal(t, v, g, f)
+			assert.Equal(t, v, b.Client.HGet(ctx, h.ShardKey(f), h.ShardField(f)).Val(), "stored under ShardField(%q)", f)
+		}
+		require.NoError(t, h.Delete(ctx, "07", "107"))
+		ok, err := h.Exists(ctx, "7")
+		require.NoError(t, err)
+		assert.True(t, ok, "deleting 07 and 107 leaves 7")
+		ok, err = h.Exists(ctx, "107")
+		require.NoError(t, err)
+		assert.False(t, ok)
+		n, err := h.Len(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, int64(len(fields)-2), n)
+	})
+}
+
 // The first NewHash of a name keeps its parameters; another with other
 // ones is refused; one without a shard size adopts the stored one.
 func TestHash_parameters(t *testing.T) {
