@@ -7,7 +7,9 @@
 --   stats            HASH <type>:views | <type>:clicks | <type>:actions
 --   served           STRING targeting ID counter
 --   req:<location>   SET  ads targeting the location
---   word:<word>      ZSET ad -> eCPM bonus of the word
+--   word:<n>:<location>:<word>  ZSET ad -> eCPM bonus of the word, for the
+--                    ads of the location (n is the location's length in
+--                    bytes: no location and word can make another's key)
 --   loc:<ad>         SET  the ad's locations
 --   terms:<ad>       SET  the ad's words
 --   views:<ad>       ZSET word -> views ('' the ad's own)
@@ -18,6 +20,10 @@
 local P = KEYS[1]
 local TYPES, VALUE, BASE, STATS, SERVED = P .. 'types', P .. 'value', P .. 'base', P .. 'stats', P .. 'served'
 local function K(kind, x) return P .. kind .. ':' .. x end
+-- KW is the posting of word among the ads of location: the book's
+-- idx:<word> split by location, so that targeting reads a request's
+-- postings directly instead of intersecting each word with the location.
+local function KW(location, word) return P .. 'word:' .. #location .. ':' .. location .. ':' .. word end
 
 local STAT_FIELDS = {'cpc:views', 'cpc:clicks', 'cpc:actions', 'cpa:views', 'cpa:clicks', 'cpa:actions',
   'cpm:views', 'cpm:clicks', 'cpm:actions'}
@@ -49,13 +55,14 @@ local function check_ad(ad, only_own)
     return key_error('CORRUPT', TYPES, 'adtarget types field ' .. ad, string.format('%q', string.sub(t, 1, 40)), 'cpc, cpa or cpm')
   end
   if only_own then return nil, t end
-  for _, w in ipairs(redis.call('SMEMBERS', K('terms', ad))) do
-    bad = check_types({K('word', w), 'zset', 'adtarget word'})
-    if bad then return bad end
-  end
+  local terms = redis.call('SMEMBERS', K('terms', ad))
   for _, l in ipairs(redis.call('SMEMBERS', K('loc', ad))) do
     bad = check_types({K('req', l), 'set', 'adtarget location'})
     if bad then return bad end
+    for _, w in ipairs(terms) do
+      bad = check_types({KW(l, w), 'zset', 'adtarget word'})
+      if bad then return bad end
+    end
   end
   return nil, t
 end
@@ -82,18 +89,23 @@ local function update_cpms(ad)
     ecpm = 1000 * base * clicks / math.max(score(vk, ''), 1)
     redis.call('ZADD', VALUE, ecpm, ad)
   end
+  local locs = redis.call('SMEMBERS', K('loc', ad))
   for _, w in ipairs(redis.call('SMEMBERS', K('terms', ad))) do
     local c = score(ck, w)
     if c >= 1 then
-      redis.call('ZADD', K('word', w), 1000 * base * c / math.max(score(vk, w), 1) - ecpm, ad)
+      local bonus = 1000 * base * c / math.max(score(vk, w), 1) - ecpm
+      for _, l in ipairs(locs) do redis.call('ZADD', KW(l, w), bonus, ad) end
     end
   end
 end
 
 -- remove_ad removes every trace of ad but the type statistics.
 local function remove_ad(ad)
-  for _, l in ipairs(redis.call('SMEMBERS', K('loc', ad))) do redis.call('SREM', K('req', l), ad) end
-  for _, w in ipairs(redis.call('SMEMBERS', K('terms', ad))) do redis.call('ZREM', K('word', w), ad) end
+  local terms = redis.call('SMEMBERS', K('terms', ad))
+  for _, l in ipairs(redis.call('SMEMBERS', K('loc', ad))) do
+    redis.call('SREM', K('req', l), ad)
+    for _, w in ipairs(terms) do redis.call('ZREM', KW(l, w), ad) end
+  end
   redis.call('HDEL', TYPES, ad)
   redis.call('ZREM', VALUE, ad)
   redis.call('ZREM', BASE, ad)

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -28,14 +29,20 @@ func bookPick(t *testing.T, b *redistest.Backend, locs, words []string) (string,
 			matched[id] = true
 		}
 	}
+	// The bonuses of a word: its posting in any location of the ad (the
+	// same in each).
 	lo, hi := map[string]float64{}, map[string]float64{}
 	for _, w := range words {
-		zs, err := b.Client.ZRangeWithScores(ctx, k("word:"+w), 0, -1).Result()
-		require.NoError(t, err)
+		var zs []redis.Z
+		for _, l := range locs {
+			z, err := b.Client.ZRangeWithScores(ctx, k(fmt.Sprintf("word:%d:%s:%s", len(l), l, w)), 0, -1).Result()
+			require.NoError(t, err)
+			zs = append(zs, z...)
+		}
 		for _, z := range zs {
 			id := z.Member.(string)
 			if !matched[id] {
-				continue
+				t.Fatalf("ad %s in a posting of word %q of locations %v but not in their SETs", id, w, locs)
 			}
 			if _, ok := lo[id]; !ok {
 				lo[id], hi[id] = z.Score, z.Score
@@ -129,8 +136,55 @@ func TestTarget_differential(t *testing.T) {
 				}
 			}
 		}
+		checkPostings(t, b, nLocs, nWords)
 		t.Logf("requests: %d walked the eCPMs, %d read the location whole, %d no ad", walks, reads, none)
 		assert.Positive(t, walks)
 		assert.Positive(t, reads)
 	})
+}
+
+// checkPostings checks the word postings against the ads' own sets: the
+// posting of (location, word) holds exactly the ads of the location that
+// hold the word, and an ad's bonus for a word is the same in each of its
+// locations.
+func checkPostings(t *testing.T, b *redistest.Backend, nLocs, nWords int) {
+	t.Helper()
+	ctx := context.Background()
+	k := func(s string) string { return b.Prefix + "{ads}:" + s }
+	bonus := map[string]float64{} // ad + " " + word -> bonus
+	for l := range nLocs {
+		loc := fmt.Sprint("loc", l)
+		ads, err := b.Client.SMembers(ctx, k("req:"+loc)).Result()
+		require.NoError(t, err)
+		terms := map[string]map[string]bool{}
+		for _, ad := range ads {
+			ws, err := b.Client.SMembers(ctx, k("terms:"+ad)).Result()
+			require.NoError(t, err)
+			terms[ad] = map[string]bool{}
+			for _, w := range ws {
+				terms[ad][w] = true
+			}
+		}
+		for i := range nWords {
+			w := fmt.Sprint("w", i)
+			zs, err := b.Client.ZRangeWithScores(ctx, k(fmt.Sprintf("word:%d:%s:%s", len(loc), loc, w)), 0, -1).Result()
+			require.NoError(t, err)
+			got := map[string]bool{}
+			for _, z := range zs {
+				ad := z.Member.(string)
+				got[ad] = true
+				if prev, ok := bonus[ad+" "+w]; ok {
+					require.Equal(t, prev, z.Score, "bonus of ad %s for %s differs between its locations", ad, w)
+				}
+				bonus[ad+" "+w] = z.Score
+			}
+			want := map[string]bool{}
+			for _, ad := range ads {
+				if terms[ad][w] {
+					want[ad] = true
+				}
+			}
+			require.Equal(t, want, got, "posting of %s in %s", w, loc)
+		}
+	}
 }

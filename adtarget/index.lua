@@ -15,8 +15,10 @@ local spec = {}
 for i = 5, 4 + nl do
   spec[#spec + 1] = K('req', ARGV[i]); spec[#spec + 1] = 'set'; spec[#spec + 1] = 'adtarget location'
 end
-for i = 6 + nl, 5 + nl + nw do
-  spec[#spec + 1] = K('word', ARGV[i]); spec[#spec + 1] = 'zset'; spec[#spec + 1] = 'adtarget word'
+for i = 5, 4 + nl do
+  for j = 6 + nl, 5 + nl + nw do
+    spec[#spec + 1] = KW(ARGV[i], ARGV[j]); spec[#spec + 1] = 'zset'; spec[#spec + 1] = 'adtarget word'
+  end
 end
 bad = check_types(spec)
 if bad then return bad end
@@ -34,9 +36,9 @@ end
 for i = 5, 4 + nl do
   redis.call('SADD', K('req', ARGV[i]), ad)
   redis.call('SADD', K('loc', ad), ARGV[i])
+  for j = 6 + nl, 5 + nl + nw do redis.call('ZADD', KW(ARGV[i], ARGV[j]), 0, ad) end
 end
 for i = 6 + nl, 5 + nl + nw do
-  redis.call('ZADD', K('word', ARGV[i]), 0, ad)
   redis.call('SADD', K('terms', ad), ARGV[i])
 end
 redis.call('HSET', TYPES, ad, typ)

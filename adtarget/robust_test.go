@@ -43,7 +43,8 @@ func TestWrongTypes(t *testing.T) {
 			kr("terms:1", "set", "adtarget ad words"), kr("loc:1", "set", "adtarget ad locations"),
 			kr("views:1", "zset", "adtarget views"), kr("clicks:1", "zset", "adtarget clicks"),
 			kr("actions:1", "zset", "adtarget actions"),
-			kr("word:alpha", "zset", "adtarget word"), kr("word:beta", "zset", "adtarget word"),
+			kr("word:3:USA:alpha", "zset", "adtarget word"), kr("word:3:USA:beta", "zset", "adtarget word"),
+			kr("word:2:CA:alpha", "zset", "adtarget word"), kr("word:2:CA:beta", "zset", "adtarget word"),
 			kr("req:USA", "set", "adtarget location"), kr("req:CA", "set", "adtarget location"),
 		}
 		with := func(extra ...redistest.KeyRole) []redistest.KeyRole {
@@ -52,7 +53,8 @@ func TestWrongTypes(t *testing.T) {
 		b.CheckWrongTypes(t, setup, func() error {
 			_, err := x.Index(ctx, adtarget.Ad{ID: "1", Locations: []string{"USA", "NY"}, Content: "alpha delta", Bid: adtarget.CPA, Value: 2})
 			return err
-		}, with(kr("req:NY", "set", "adtarget location"), kr("word:delta", "zset", "adtarget word"))...)
+		}, with(kr("req:NY", "set", "adtarget location"), kr("word:3:USA:delta", "zset", "adtarget word"),
+			kr("word:2:NY:alpha", "zset", "adtarget word"), kr("word:2:NY:delta", "zset", "adtarget word"))...)
 		b.CheckWrongTypes(t, setup, func() error { _, err := x.Remove(ctx, "1"); return err }, with()...)
 		// Target: the request's locations and words, the chosen ad's own
 		// keys (the postings of its other words and its other locations
@@ -65,8 +67,8 @@ func TestWrongTypes(t *testing.T) {
 		b.CheckWrongTypes(t, setup, func() error {
 			_, _, err := x.Target(ctx, []string{"USA"}, "alpha zeta")
 			return err
-		}, kr("req:USA", "set", "adtarget location"), kr("word:alpha", "zset", "adtarget word"),
-			kr("word:zeta", "zset", "adtarget word"), kr("matched:2", "set", "adtarget matched words"))
+		}, kr("req:USA", "set", "adtarget location"), kr("word:3:USA:alpha", "zset", "adtarget word"),
+			kr("word:3:USA:zeta", "zset", "adtarget word"), kr("matched:2", "set", "adtarget matched words"))
 		b.CheckWrongTypes(t, func() {
 			setup()
 			for range 98 { // the next view of ad 1 is its 100th
@@ -76,7 +78,7 @@ func TestWrongTypes(t *testing.T) {
 		}, func() error {
 			_, _, err := x.Target(ctx, []string{"CA"}, "")
 			return err
-		}, kr("word:alpha", "zset", "adtarget word"), kr("word:beta", "zset", "adtarget word"))
+		}, ad1[5:9]...)
 		b.CheckWrongTypes(t, setup, func() error { return x.Click(ctx, 1, "1") },
 			with(kr("matched:1", "set", "adtarget matched words"))...)
 		b.CheckWrongTypes(t, setup, func() error { return x.Action(ctx, 1, "1") },

@@ -9,13 +9,13 @@ local nw = tonumber(ARGV[3 + nl])
 local bad = check_common()
 if bad then return bad end
 local spec, locs, words = {}, {}, {}
+for i = 4 + nl, 3 + nl + nw do words[#words + 1] = ARGV[i] end
 for i = 3, 2 + nl do
   locs[#locs + 1] = K('req', ARGV[i])
   spec[#spec + 1] = locs[#locs]; spec[#spec + 1] = 'set'; spec[#spec + 1] = 'adtarget location'
-end
-for i = 4 + nl, 3 + nl + nw do
-  words[#words + 1] = ARGV[i]
-  spec[#spec + 1] = K('word', ARGV[i]); spec[#spec + 1] = 'zset'; spec[#spec + 1] = 'adtarget word'
+  for _, w in ipairs(words) do
+    spec[#spec + 1] = KW(ARGV[i], w); spec[#spec + 1] = 'zset'; spec[#spec + 1] = 'adtarget word'
+  end
 end
 bad = check_types(spec)
 if bad then return bad end
@@ -24,23 +24,16 @@ if bad then return bad end
 -- ZSETs: an ad's score is its eCPM + min/2 + max/2 of the bonuses of the
 -- page's words it holds (its eCPM alone if it holds none); the best
 -- score wins, ties to the greatest ID (the book's ZREVRANGE order).
--- m: the ads of the locations (the location's SET itself, or their union
--- on a temporary key). Each word's bonuses among them: ZINTERSTORE on a
--- temporary key (C walks the smaller side), read back. Then the best ad
--- holding no page word: the eCPM ZSET walked from the top, stopping at
--- the first ad of m, or as soon as eCPMs fall below the best score.
-local m = locs[1]
-local tmps = {}
-if #locs > 1 then
-  m = P .. 'tmp:m'
-  tmps[1] = m
-  redis.call('SUNIONSTORE', m, unpack(locs))
-end
+-- Each word's bonuses among the ads of the locations are the postings of
+-- (location, word), read whole (an ad of several of the locations has the
+-- same bonus in each). Then the best ad holding no page word: the eCPM
+-- ZSET walked from the top, stopping at the first ad of the locations (m:
+-- the location's SET itself, or their union on a temporary key), or as
+-- soon as eCPMs fall below the best score.
 local lo, hi = {}, {}
-local wt = P .. 'tmp:w'
-for _, w in ipairs(words) do
-  if redis.call('ZINTERSTORE', wt, 2, m, K('word', w), 'WEIGHTS', 0, 1) > 0 then
-    local r = redis.call('ZRANGE', wt, 0, -1, 'WITHSCORES')
+for i = 3, 2 + nl do
+  for _, w in ipairs(words) do
+    local r = redis.call('ZRANGE', KW(ARGV[i], w), 0, -1, 'WITHSCORES')
     for j = 1, #r, 2 do
       local ad, b = r[j], tonumber(r[j + 1])
       if lo[ad] == nil then
@@ -52,7 +45,13 @@ for _, w in ipairs(words) do
     end
   end
 end
-tmps[#tmps + 1] = wt
+local m = locs[1]
+local tmps = {}
+if #locs > 1 then
+  m = P .. 'tmp:m'
+  tmps[1] = m
+  redis.call('SUNIONSTORE', m, unpack(locs))
+end
 
 local best, bestScore = nil, nil
 local function consider(ad, sc)
@@ -110,7 +109,7 @@ while not done do
   from = from + page
   if page < 4096 then page = page * 2 end
 end
-redis.call('DEL', unpack(tmps))
+if #tmps > 0 then redis.call('DEL', unpack(tmps)) end
 if best == nil then return false end
 local ad, ecpm = best, string.format('%.17g', bestScore)
 local vk = K('views', ad)
