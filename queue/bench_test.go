@@ -39,6 +39,28 @@ func BenchmarkGroup_Enqueue(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
 }
 
+// BenchmarkGroup_Enqueue_unique is one Enqueue of a small payload with
+// Unique (a new payload each time, so that none is refused).
+func BenchmarkGroup_Enqueue_unique(b *testing.B) {
+	be := redistest.New(b, redistest.Standalone)
+	g := benchGroup(b, be, be.Client)
+	ctx := context.Background()
+	if _, err := g.Enqueue(ctx, "default", "t", -1, queue.Unique(time.Hour)); err != nil { // load the script
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	rt0 := be.Count.RoundTrips()
+	i := 0
+	for b.Loop() {
+		i++
+		if _, err := g.Enqueue(ctx, "default", "t", i, queue.Unique(time.Hour)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(be.Count.RoundTrips()-rt0)/float64(b.N), "roundtrips/op")
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+}
+
 // BenchmarkGroup_EnqueueBatch enqueues in batches of 100; an op is one task.
 func BenchmarkGroup_EnqueueBatch(b *testing.B) {
 	be := redistest.New(b, redistest.Standalone)

@@ -18,11 +18,37 @@ local TASKS, DELAYED, INFLIGHT, DEAD, READY, SIGNAL, SCHEDULE =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local R_TASKS, R_DELAYED, R_INFLIGHT, R_DEAD = 'queue tasks', 'queue delayed set', 'queue in-flight set', 'queue dead set'
 local R_READY, R_SIGNAL, R_SCHEDULE = 'queue ready list', 'queue signal list', 'queue schedule list'
+local R_UNIQUE = 'queue unique lock'
 
-local HEAD = {} -- id -> {q =, m =, a =} of a task read by task() (false: it has no fields)
+-- UNIQUE is the prefix of the unique locks: the lock of uniqueness key u
+-- is the STRING UNIQUE..u, holding the ID of the task that holds it. A
+-- script that may finish a unique task (ack, dead, cancel) sets it from
+-- its KEYS; the others leave it nil, and never release a lock.
+local UNIQUE
+local LOCKS = {} -- uniqueness key -> its lock's holder, read before the writes (false: none)
 
--- task reads task id: its queue q, max retries m and, with attempts, its
--- failed attempts a (an integer, or the task is corrupt); and the lengths
+-- read_lock reads the holder of the lock of uniqueness key u (if any).
+local function read_lock(u)
+  if u and u ~= '' and UNIQUE and LOCKS[u] == nil then
+    LOCKS[u] = rd('string', R_UNIQUE, 'get', UNIQUE .. u) or false
+  end
+end
+
+-- release deletes the lock of uniqueness key u (read by read_lock) if task
+-- id still holds it: a lock that expired and was taken by a later task is
+-- that task's.
+local function release(id, u)
+  if u and u ~= '' and UNIQUE and LOCKS[u] == id then
+    redis.call('del', UNIQUE .. u)
+    LOCKS[u] = false
+  end
+end
+
+local HEAD = {} -- id -> {q =, m =, a =, u =} of a task read by task() (false: it has no fields)
+
+-- task reads task id: its queue q, max retries m, uniqueness key u (nil if
+-- none) and, with attempts, its failed attempts a (an integer, or the task
+-- is corrupt); and the lengths
 -- of its queue's ready and signal lists, which a push needs. It returns
 -- false for a task whose fields are gone.
 local function task(id, attempts)
@@ -31,11 +57,11 @@ local function task(id, attempts)
     h = false
     local f = rd('hash', R_TASKS, 'hmget', TASKS, id, id .. ':a')
     if f and f[1] then
-      local q, m = header(f[1])
+      local q, m, _, _, u = header(f[1])
       if not q then
         corrupt(TASKS, R_TASKS, id, f[1], 'a packed task')
       else
-        h = {q = q, m = m, a = 0, ra = f[2]}
+        h = {q = q, m = m, a = 0, ra = f[2], u = u}
         llen(READY .. q, R_READY)
         llen(SIGNAL .. q, R_SIGNAL)
       end
@@ -121,11 +147,12 @@ local function bury(id, now, err, attempts, limit)
 end
 
 -- read_outcomes reads the outcomes of tasks a worker ran from argv, from
--- index i on: a count of acks, then (id, token) per ack; a count of other
--- outcomes, then (id, token, kind, attempts, backoff ms, error) per
--- outcome, kind being 'r' retry, 'd' dead or 'l' release (attempts: the
--- failed attempts to record, '' to leave them). It reads what settling
--- them needs and returns them and the index after them.
+-- index i on: a count of acks, then (id, token, uniqueness key) per ack; a
+-- count of other outcomes, then (id, token, kind, attempts, backoff ms,
+-- error, uniqueness key) per outcome, kind being 'r' retry, 'd' dead or
+-- 'l' release (attempts: the failed attempts to record, '' to leave them;
+-- uniqueness key: '' for a task without one). It reads what settling them
+-- needs and returns them and the index after them.
 local function read_outcomes(argv, i)
   local os = {acks = {}, others = {}}
   local n = tonumber(argv[i])
@@ -133,13 +160,15 @@ local function read_outcomes(argv, i)
   for _ = 1, n do
     os.acks[#os.acks + 1] = argv[i] .. ':' .. argv[i + 1]
     os.acks[#os.acks + 1] = argv[i]
-    i = i + 2
+    os.acks[#os.acks + 1] = argv[i + 2]
+    read_lock(argv[i + 2])
+    i = i + 3
   end
   n = tonumber(argv[i])
   i = i + 1
   for _ = 1, n do
     local o = {id = argv[i], run = argv[i] .. ':' .. argv[i + 1], kind = argv[i + 2], a = argv[i + 3],
-      backoff = tonumber(argv[i + 4]), err = argv[i + 5]}
+      backoff = tonumber(argv[i + 4]), err = argv[i + 5], u = argv[i + 6]}
     os.others[#os.others + 1] = o
     if o.kind == 'l' then
       task(o.id)
@@ -147,8 +176,9 @@ local function read_outcomes(argv, i)
       read_delayed()
     else
       read_dead()
+      read_lock(o.u)
     end
-    i = i + 6
+    i = i + 7
   end
   if n > 0 or #os.acks > 0 then
     need(INFLIGHT, 'zset', R_INFLIGHT)
@@ -161,8 +191,11 @@ end
 -- longer holds its task (the lease expired and the task was recovered, or
 -- it was settled already: a re-send) changes nothing.
 local function settle(os, now, limit)
-  for i = 1, #os.acks, 2 do
-    if redis.call('zrem', INFLIGHT, os.acks[i]) == 1 then forget(os.acks[i + 1]) end
+  for i = 1, #os.acks, 3 do
+    if redis.call('zrem', INFLIGHT, os.acks[i]) == 1 then
+      forget(os.acks[i + 1])
+      release(os.acks[i + 1], os.acks[i + 2])
+    end
   end
   for _, o in ipairs(os.others) do
     if redis.call('zrem', INFLIGHT, o.run) == 1 then
@@ -173,6 +206,7 @@ local function settle(os, now, limit)
         delay(o.id, now + o.backoff)
       else
         bury(o.id, now, o.err, o.a ~= '' and o.a or nil, limit)
+        release(o.id, o.u)
       end
     end
   end
@@ -205,7 +239,10 @@ local function read_recover(now, limit)
   for _, run in ipairs(runs) do
     local id = string.match(run, '^(.*):[^:]*$')
     local h = id and task(id, true)
-    if h and h.a + 1 > h.m then read_dead() end
+    if h and h.a + 1 > h.m then
+      read_dead()
+      read_lock(h.u)
+    end
     plan[#plan + 1] = {run, id}
   end
   if #plan > 0 then need(TASKS, 'hash', R_TASKS) end
@@ -228,6 +265,7 @@ local function recover(plan, now, limit)
         h.a = h.a + 1
         if h.a > h.m then
           bury(id, now, 'lease expired', h.a, limit)
+          release(id, h.u)
         else
           redis.call('hset', TASKS, id .. ':a', h.a, id .. ':e', 'lease expired')
           push(id, true)

@@ -133,17 +133,72 @@
 // leaves a task waiting. If Redis cannot be reached, the BLPOP ends at its
 // timeout (at most the lease or 30 s, plus 5 s) and Run returns then.
 //
+// # Unique tasks
+//
+// An enqueue with [Unique](ttl) is refused, with a [*NotUniqueError]
+// naming the holder's task ID (it matches [ErrNotUnique] and
+// [ErrDuplicate]), while another task with the same uniqueness key is
+// unfinished (ready, delayed, in flight, waiting to retry) and at most ttl
+// after that task's enqueue. The key is the SHA-256 of the task's queue,
+// name and encoded payload, or the caller's [UniqueKey] (which spans every
+// queue and name of the group). The check, the enqueue and the taking of
+// the key's lock (a STRING holding the holder's ID, with the TTL) are one
+// script, for [Group.EnqueueBatch] too (all or nothing; two jobs of a batch
+// with one key are refused before anything is sent). The lock is released
+// by the script that settles the task when it is acknowledged, dies (goes
+// to the dead letters, from a handler or an expired lease with no retry
+// left) or is cancelled, and only if the task still holds it: a lock whose
+// TTL ran out and that a later task took is never released by the older
+// one. So a dead task frees its key, as a done one does (asynq keeps it
+// until the TTL); [Group.Requeue] does not take it again. A lock whose
+// holder is no longer in the group (deleted by hand, or by a script that
+// does not release locks) is free. A re-send of a unique enqueue whose
+// first run succeeded is recognised and succeeds (see Lost replies); a
+// TTL shorter than the time the task waits makes the key free before the
+// task runs.
+//
+// # Pausing queues
+//
+// [Group.Pause] pauses a queue for every worker of the group, in any
+// process (the state is a SET in Redis), until [Group.Resume]. A paused
+// queue accepts enqueues, and delayed tasks are promoted into it, but the
+// take script (which reads the paused set: one more command on the
+// server, no more round trips) hands none of its tasks out; a worker that
+// serves other queues keeps taking from them, in priority order. Tasks
+// taken before the pause (running or prefetched) finish normally. A take
+// drops a paused queue's wake token instead of passing it on, so idle
+// workers are not woken again and again by a paused queue that has tasks
+// (an enqueue into an empty paused queue wakes one idle worker once, which
+// takes nothing). [Group.Resume] pushes a wake token when the queue has
+// ready tasks, so an idle worker takes at once (not at the end of its
+// wait), and wakes the next one if it leaves tasks. (A worker that stops
+// passes on the wake tokens of its queues that have tasks, paused or not:
+// one more such wake.) [Group.Paused] and
+// [Stats].Paused list the paused queues.
+//
 // # Periodic tasks
 //
 // A [Scheduler] ([Group.Scheduler]) enqueues the task of each [Periodic]
 // schedule once per period (every interval from the Unix epoch plus an
-// offset, on the server's clock), however many Schedulers run in however
-// many processes: one script per schedule checks the period mark and
-// writes the task (ID "<name>@<period>") and the mark together, so a
-// Scheduler that crashes leaves either both or neither, and the others go
-// on. [Scheduler.Run] wakes at each period's start; [Scheduler.Tick] is one
-// pass (1 round trip for all schedules). A period in which no Scheduler ran
-// is skipped, not caught up.
+// offset, on the server's clock), or once per time of a cron spec
+// ([Periodic].Cron, see [ParseCron]: 5 fields or @hourly, @daily...,
+// evaluated in UTC), however many Schedulers run in however many
+// processes: one script per schedule checks the period mark and writes
+// the task (ID "<name>@<period>", "<name>@<Unix seconds of the cron
+// time>" for a cron schedule) and the mark together, so a Scheduler that
+// crashes leaves either both or neither, and the others go on.
+// [Scheduler.Run] wakes at each period's start (cron time);
+// [Scheduler.Tick] is one pass (1 round trip for all schedules). A cron
+// time lasts until the next one, as a period does: the first tick in it
+// enqueues its task (late, if no Scheduler ticked at the time itself), and
+// a time in which no Scheduler ran is skipped, not caught up.
+//
+// The times of a cron spec are computed in Go, from the server's clock as
+// the last tick read it, and the script checks them against the server's
+// clock (the last time at or before now, the next one after now): a
+// Scheduler whose clock is not the server's learns the difference from
+// its first reply and sends again (1 more round trip then, and whenever
+// the difference changes across a cron time).
 //
 // # Inspecting and metrics
 //
@@ -188,6 +243,14 @@
 //     Redis after every task of the call has finished (and been deleted)
 //     cannot tell, and enqueues them again: at-least-once delivery, as
 //     above.
+//   - A [Unique] enqueue first looks for its own tasks, as a batch does
+//     (the lock it took may have expired and been taken by another task
+//     since its first run): a re-send whose first run succeeded succeeds.
+//   - [Group.Pause] and [Group.Resume] are naturally idempotent. A
+//     [Scheduler.Tick]'s script re-sent finds its period (cron time)
+//     marked, and the tick's nonce packed with the task it finds tells
+//     that this tick enqueued it: Tick still lists it (unless the task
+//     has finished by then).
 //   - [Group.Cancel], [Group.Requeue], [Group.Promote] and [Group.Recover]
 //     record their reply for the client's retry window (a small STRING
 //     key, <prefix>{G}:once:<nonce>), and a re-send gets the first run's
@@ -219,6 +282,8 @@
 //   - An idle worker takes (1 round trip, then BLPOP again) at least once
 //     per lease: a short lease makes idle workers wake that often.
 //   - [Group.Cancel] removes delayed tasks only, not ready or running ones.
+//   - Cron specs are evaluated in UTC only (no time zone, so no daylight
+//     saving); their resolution is the minute.
 //   - [Group.EnqueueBatch] writes the whole batch (at most [MaxBatch]
 //     tasks) in one script, which blocks the server while it runs.
 //   - Dead tasks stay until requeued or until newer ones push them past the
@@ -249,7 +314,10 @@
 //	queue:{G}:took:<W>    STRING  worker W's last take: its lease token and the IDs it took
 //	                              (for a lease), for a re-send of that take
 //	queue:{G}:wake:<W>    LIST    a token that ends worker W's own BLPOP (30 s TTL)
-//	queue:{G}:periodic    HASH    schedule name -> the last period whose task was enqueued
+//	queue:{G}:periodic    HASH    schedule name -> the last period whose task was enqueued;
+//	                              "<name>@cron" -> the last cron time enqueued (Unix seconds)
+//	queue:{G}:unique:<U>  STRING  the ID of the task holding uniqueness key U, with its TTL
+//	queue:{G}:paused      SET     the names of the paused queues
 //	queue:{G}:once:<N>    STRING  the reply of one Cancel, Requeue, Promote or Recover call,
 //	                              for the client's retry window
 //
@@ -260,7 +328,10 @@
 //	<len(queue)>:<queue><len(name)>:<name><max retries>:<len(nonce)>:<nonce><payload>
 //
 // (lengths in bytes, in decimal; nonce: the enqueue call's, for an [ID]
-// given by the caller, else empty). Its failed attempts and last error, the
+// given by the caller, else empty, followed for a [Unique] task by '/' and
+// its uniqueness key, which a take so hands to the worker with the task:
+// the worker names it when it settles the task, and only then does the
+// settle script read the lock). Its failed attempts and last error, the
 // only fields that change, are written only when it fails. Every
 // redis.call in a script has a fixed cost that dominates the server time
 // of an enqueue or a take, so fewer fields mean fewer commands: an enqueue
@@ -281,7 +352,10 @@
 // Once the server has cached the scripts (the first call of each script per
 // server costs one more: EVALSHA answered NOSCRIPT, then EVAL):
 //
-//   - [Group.Enqueue] 1; [Group.EnqueueBatch] 1 for the whole batch. On
+//   - [Group.Enqueue] 1, [Unique] or not; [Group.EnqueueBatch] 1 for the
+//     whole batch. A unique task costs the general script and 2 to 3 more
+//     commands on the server (HEXISTS or HGET of its own ID, GET of the
+//     lock, SET of the lock; HEXISTS of the holder when it is held). On
 //     the server, one ready task with a generated ID costs 3 commands
 //     besides the EVALSHA (LLEN, HSETNX, RPUSH), 2 more when its queue was
 //     empty (LLEN and RPUSH of the wake token), through a script of its own
@@ -305,6 +379,11 @@
 //     give prefetched tasks back while handlers finish, and 1 take to ask
 //     again for the tasks of a take whose reply never came.
 //   - Heartbeat: 1 per lease/3 per worker with tasks, per 1000 tasks.
+//   - A take runs SMEMBERS of the paused set (1 command on the server); the
+//     ack of a unique task runs GET and DEL of its lock (2 commands), that
+//     of other tasks nothing more.
+//   - [Group.Pause], [Group.Resume], [Group.Paused] 1 each.
+//   - [Scheduler.Tick] 1 for all schedules (see Periodic tasks for cron).
 //   - [Group.Cancel], [Group.Requeue], [Group.Stats], [Group.Dead], [Group.Task] 1 each;
 //     [Group.Promote] and [Group.Recover] 1 per 100 tasks (at least 1).
 //

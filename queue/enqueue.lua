@@ -1,34 +1,51 @@
 -- enqueue.lua: add tasks, each ready at once (RPUSH to its queue's ready
 -- list) or delayed until a due time (ZADD delayed); wake the idle workers
 -- of a queue whose ready list was empty, and one idle worker of the group
--- (schedule) for a due time earlier than every delayed one. All or
--- nothing: if one ID given by the caller is taken, nothing is written.
+-- (schedule) for a due time earlier than every delayed one; take the
+-- unique lock of each unique task. All or nothing: if one ID given by the
+-- caller is taken, or one uniqueness key is held, nothing is written.
 -- (lib.lua is prepended.)
 -- KEYS[1] tasks HASH   KEYS[2] delayed ZSET   KEYS[3] schedule LIST
--- KEYS[2+2j] ready LIST and KEYS[3+2j] signal LIST of the j-th queue named
+-- KEYS[4] unique lock prefix: the lock of uniqueness key u is the STRING
+--         KEYS[4]..u, holding the ID of the task that holds it
+-- KEYS[3+2j] ready LIST and KEYS[4+2j] signal LIST of the j-th queue named
 --            by the tasks (j = 1, 2...)
 -- ARGV[1] n, the number of tasks   ARGV[2] the call's nonce, new for every
 --         call (not for its re-sends), if an ID is the caller's (else '')
--- then 5 per task: id; '1' if the caller chose the ID (refuse it if
+-- then 7 per task: id; '1' if the caller chose the ID (refuse it if
 --         taken); j; due: '' now, 'd<ms>' after a delay, 'a<ms>' at server
---         Unix ms; the packed task (see lib.lua)
--- returns 0 enqueued (or enqueued already by this call), or i > 0 when the
---         i-th task's ID is taken
+--         Unix ms; the packed task (see lib.lua); its uniqueness key ('' if
+--         none); the unique lock's TTL in ms
+-- returns 0 enqueued (or enqueued already by this call), i > 0 when the
+--         i-th task's ID is taken, or {i, holder} when the i-th task's
+--         uniqueness key is held by the unfinished task holder
 --
 -- go-redis re-sends a script whose reply was lost (the connection dropped
 -- after the request): this call may have run already, and then it wrote
 -- every task. A task of it that is still there, with a generated ID (a
 -- random UUID: no other call has it) or with this call's nonce, tells so:
--- then it does nothing more. With one task, the HSETNX that writes it is
--- that check.
-local TASKS, DELAYED, SCHEDULE = KEYS[1], KEYS[2], KEYS[3]
+-- then it does nothing more. With one task that is not unique, the HSETNX
+-- that writes it is that check; a unique task is checked first, since the
+-- lock it took may have expired and been taken by another task since.
+--
+-- A lock whose holder is no longer in tasks (deleted by a script that
+-- does not release locks) is free: it is taken over.
+local TASKS, DELAYED, SCHEDULE, UNIQUE = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local R_TASKS = 'queue tasks'
+local W = 7 -- arguments per task
 local n, nonce = tonumber(ARGV[1]), ARGV[2]
+local uniq = false
+for i = 1, n do
+  if ARGV[3 + (i - 1) * W + 5] ~= '' then
+    uniq = true
+    break
+  end
+end
 
-if n > 1 then
+if n > 1 or uniq then
   local taken
   for i = 1, n do
-    local b = 3 + (i - 1) * 5
+    local b = 3 + (i - 1) * W
     local id = ARGV[b]
     if ARGV[b + 1] == '1' then
       local v = rd('hash', R_TASKS, 'hget', TASKS, id)
@@ -45,12 +62,26 @@ if n > 1 then
   if taken then return taken end
 end
 
+local held -- {i, holder} of the first task whose uniqueness key is held
+if uniq then
+  for i = 1, n do
+    local b = 3 + (i - 1) * W
+    local u = ARGV[b + 5]
+    if u ~= '' then
+      local holder = rd('string', 'queue unique lock', 'get', UNIQUE .. u)
+      if holder and holder ~= ARGV[b] and not held and rd('hash', R_TASKS, 'hexists', TASKS, holder) == 1 then
+        held = {i, holder}
+      end
+    end
+  end
+end
+
 local now
 local lists, order = {}, {} -- j -> IDs that go to the j-th queue's ready list; the js in order
 local delayed = {}          -- due time, id, ... for ZADD
 local first                 -- the earliest due time of these tasks
 for i = 1, n do
-  local b = 3 + (i - 1) * 5
+  local b = 3 + (i - 1) * W
   local due, at = ARGV[b + 3], nil
   if due ~= '' then
     now = now or now_ms()
@@ -67,7 +98,7 @@ for i = 1, n do
     if not lists[j] then
       lists[j] = {}
       order[#order + 1] = j
-      if llen(KEYS[2 + 2 * j], 'queue ready list') == 0 then llen(KEYS[3 + 2 * j], 'queue signal list') end
+      if llen(KEYS[3 + 2 * j], 'queue ready list') == 0 then llen(KEYS[4 + 2 * j], 'queue signal list') end
     end
     local l = lists[j]
     l[#l + 1] = ARGV[b]
@@ -82,6 +113,7 @@ if first then
   end
 end
 if BAD then return BAD end
+if held then return held end
 
 if n == 1 then
   local r = redis.pcall('hsetnx', TASKS, ARGV[3], ARGV[7])
@@ -99,18 +131,24 @@ if n == 1 then
 else
   local fields = {}
   for i = 1, n do
-    local b = 3 + (i - 1) * 5
+    local b = 3 + (i - 1) * W
     fields[#fields + 1] = ARGV[b]
     fields[#fields + 1] = ARGV[b + 4]
   end
   chunked('hset', TASKS, fields)
 end
 for _, j in ipairs(order) do
-  local key = KEYS[2 + 2 * j]
+  local key = KEYS[3 + 2 * j]
   local was = LEN[key]
   chunked('rpush', key, lists[j])
   LEN[key] = was + #lists[j]
-  if was == 0 then wake(KEYS[3 + 2 * j]) end
+  if was == 0 then wake(KEYS[4 + 2 * j]) end
+end
+if uniq then
+  for i = 1, n do
+    local b = 3 + (i - 1) * W
+    if ARGV[b + 5] ~= '' then redis.call('set', UNIQUE .. ARGV[b + 5], ARGV[b], 'PX', ARGV[b + 6]) end
+  end
 end
 if #delayed > 0 then chunked('zadd', DELAYED, delayed) end
 if first then wake(SCHEDULE) end

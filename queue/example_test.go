@@ -143,3 +143,99 @@ func ExampleGroup_Dead() {
 	// <nil>
 	// ready: 1 dead: 0
 }
+
+func ExampleUnique() {
+	srv, _ := miniredis.Run()
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	g, _ := queue.New(rdb, "reports")
+	// One report per customer at a time: the key is the queue, name and
+	// payload, or UniqueKey's.
+	_, err := g.Enqueue(ctx, "default", "build_report", 42, queue.Unique(time.Hour), queue.ID("report-42"), queue.Delay(time.Minute))
+	fmt.Println(err)
+	_, err = g.Enqueue(ctx, "default", "build_report", 42, queue.Unique(time.Hour))
+	var nu *queue.NotUniqueError
+	fmt.Println(errors.Is(err, queue.ErrNotUnique), errors.As(err, &nu), nu.Holder)
+	_, err = g.Enqueue(ctx, "default", "build_report", 43, queue.Unique(time.Hour))
+	fmt.Println(err)
+
+	// Done, dead or cancelled, the task frees its key.
+	fmt.Println(g.Cancel(ctx, "report-42"))
+	_, err = g.Enqueue(ctx, "default", "build_report", 42, queue.Unique(time.Hour))
+	fmt.Println(err)
+	// Output:
+	// <nil>
+	// true true report-42
+	// <nil>
+	// <nil>
+	// <nil>
+}
+
+func ExampleGroup_Pause() {
+	srv, _ := miniredis.Run()
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	g, _ := queue.New(rdb, "emails")
+	// No worker, in any process, takes from a paused queue; it still
+	// accepts tasks.
+	_ = g.Pause(ctx, "newsletters")
+	_, _ = g.Enqueue(ctx, "newsletters", "send", "issue 12")
+	s, _ := g.Stats(ctx, "newsletters")
+	fmt.Println(s.Paused, s.Ready["newsletters"])
+
+	// Resume wakes an idle worker at once.
+	_ = g.Resume(ctx, "newsletters")
+	paused, _ := g.Paused(ctx)
+	fmt.Println(paused)
+	// Output:
+	// [newsletters] 1
+	// []
+}
+
+func ExampleParseCron() {
+	c, err := queue.ParseCron("30 3 * * mon-fri") // 03:30 UTC on weekdays
+	if err != nil {
+		panic(err)
+	}
+	t := time.Date(2026, 1, 2, 12, 0, 0, 0, time.UTC) // a Friday
+	for range 3 {
+		t = c.Next(t)
+		fmt.Println(t.Format("Mon 2006-01-02 15:04"))
+	}
+	_, err = queue.ParseCron("30 25 * * *")
+	fmt.Println(err)
+	// Output:
+	// Mon 2026-01-05 03:30
+	// Tue 2026-01-06 03:30
+	// Wed 2026-01-07 03:30
+	// cron "30 25 * * *": field 2 (hour): "25": value 25: out of range 0-23
+}
+
+func ExampleGroup_Scheduler_cron() {
+	srv, _ := miniredis.Run()
+	defer srv.Close()
+	srv.SetTime(time.Date(2026, 1, 5, 3, 31, 0, 0, time.UTC)) // the server's clock
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	g, _ := queue.New(rdb, "reports")
+	s, err := g.Scheduler(nil, queue.Periodic{Name: "nightly", Cron: "30 3 * * *", Queue: "default", Task: "build_report"})
+	if err != nil {
+		panic(err)
+	}
+	// Any number of schedulers, in any processes: each time's task once.
+	ids, next, _ := s.Tick(ctx)
+	fmt.Println(ids, next)
+	ids, _, _ = s.Tick(ctx)
+	fmt.Println(ids)
+	// Output:
+	// [nightly@1767583800] 23h59m0s
+	// []
+}

@@ -22,12 +22,13 @@ type Outcome struct {
 	Attempts  string
 	Backoff   time.Duration
 	Err       string
+	Unique    string // the task's uniqueness key (UniqueOf)
 }
 
 func outcomes(os []Outcome) []outcome {
 	out := make([]outcome, len(os))
 	for i, o := range os {
-		out[i] = outcome{job: &job{task: Task{ID: o.ID}, token: o.Token}, kind: o.Kind, attempts: o.Attempts, backoff: o.Backoff, err: o.Err}
+		out[i] = outcome{job: &job{task: Task{ID: o.ID, unique: o.Unique}, token: o.Token}, kind: o.Kind, attempts: o.Attempts, backoff: o.Backoff, err: o.Err}
 	}
 	return out
 }
@@ -70,3 +71,9 @@ func Pack(queue, name string, maxRetry int, nonce string, payload []byte) string
 
 // Nonce returns a new lease token.
 func Nonce() string { return script.Nonce() }
+
+// UniqueOf returns the uniqueness key of a task taken by TakeRuns.
+func UniqueOf(t Task) string { return t.unique }
+
+// UniqueKeyOf returns the default uniqueness key of a task.
+func UniqueKeyOf(queue, name string, payload []byte) string { return uniqueKey(queue, name, payload) }

@@ -30,6 +30,7 @@ type TaskInfo struct {
 	State    State
 	Attempts int    // failed attempts
 	Error    string // the last error, after a failure
+	Unique   string // its uniqueness key ([Unique]), "" if none
 	// At is the due time of a delayed task, the lease deadline of a
 	// running one, the time of death of a dead one (server clock); zero
 	// for a ready task.
@@ -65,7 +66,7 @@ func (g *Group) Task(ctx context.Context, id string) (TaskInfo, error) {
 		return TaskInfo{}, fmt.Errorf("queue: task %q in %q: %w", id, g.name, err)
 	}
 	info := TaskInfo{ID: id, Queue: p.queue, Name: p.name, Payload: []byte(p.payload), MaxRetry: p.maxRetry,
-		State: State(state), Error: lastErr}
+		State: State(state), Error: lastErr, Unique: p.unique}
 	info.Attempts, _ = strconv.Atoi(attempts)
 	if at != 0 {
 		info.At = time.UnixMilli(at)

@@ -45,6 +45,12 @@ type keySet struct {
 	// wake is the prefix of the workers' own wake lists: wake+W is a LIST
 	// where a stopping worker W pushes a token to end its own wait.
 	wake string
+	// unique is the prefix of the unique locks: unique+U is a STRING
+	// holding the ID of the unfinished task whose uniqueness key is U
+	// ([Unique]), with the task's uniqueness TTL.
+	unique string
+	// paused is a SET of the names of the group's paused queues.
+	paused string
 }
 
 func newKeySet(ks keys.Space, group string) keySet {
@@ -61,6 +67,8 @@ func newKeySet(ks keys.Space, group string) keySet {
 		took:     ks.Key(group, "took:"),
 		wake:     ks.Key(group, "wake:"),
 		periodic: ks.Key(group, "periodic"),
+		unique:   ks.Key(group, "unique:"),
+		paused:   ks.Key(group, "paused"),
 	}
 }
 

@@ -12,8 +12,9 @@
 -- fields and then its payload, as the Go side packs them:
 --   <len q>:<q><len name>:<name><max retries>:<len nonce>:<nonce><payload>
 -- (q the queue's name; nonce that of the enqueue call for an ID given by
--- the caller, else empty). A failed task also has '<id>:a' (failed
--- attempts, an integer) and '<id>:e' (last error).
+-- the caller, else empty, followed for a unique task by '/' and its
+-- uniqueness key: a nonce holds no '/'). A failed task also has '<id>:a'
+-- (failed attempts, an integer) and '<id>:e' (last error).
 
 local BAD       -- the first error met while checking: the script returns it before any write
 local SEEN = {} -- key -> true once its type is known to be right
@@ -83,8 +84,8 @@ local function unwake(key)
   end
 end
 
--- header returns the queue name, max retries, enqueue nonce and task name
--- of a packed task, or nil if v is malformed.
+-- header returns the queue name, max retries, enqueue nonce, task name and
+-- uniqueness key (nil if none) of a packed task, or nil if v is malformed.
 local function header(v)
   local _, e, n = string.find(v, '^(%d+):') -- the queue's name
   if not e then return nil end
@@ -102,7 +103,13 @@ local function header(v)
   if not e then return nil end
   n = tonumber(n)
   if #v < e + n then return nil end
-  return q, tonumber(m), string.sub(v, e + 1, e + n), name
+  local c = string.sub(v, e + 1, e + n)
+  local slash = string.find(c, '/', 1, true)
+  if not slash then return q, tonumber(m), c, name end
+  -- (Two statements: gopher-lua, in miniredis, assigns c before it reads
+  -- c for u in a multiple assignment.)
+  local u = string.sub(c, slash + 1)
+  return q, tonumber(m), string.sub(c, 1, slash - 1), name, u
 end
 
 -- now_ms returns the server's clock in Unix ms.

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
+	"sync/atomic"
 	"time"
 
 	"github.com/ria-go/ria"
@@ -18,43 +20,57 @@ var (
 	//go:embed periodic.lua
 	periodicLua    string
 	periodicScript = script.New("queue periodic", libLua+periodicLua)
+	//go:embed cron.lua
+	cronLua    string
+	cronScript = script.New("queue cron", libLua+cronLua)
 )
 
-// Periodic is a task enqueued once every period ([Group.Scheduler]).
+// Periodic is a task enqueued once every period, or at the times of a cron
+// spec ([Group.Scheduler]).
 type Periodic struct {
 	// Name names the schedule, unique in the group; the task of period p
-	// gets the ID "<Name>@<p>".
+	// gets the ID "<Name>@<p>", that of the cron time t "<Name>@<t in Unix
+	// seconds>".
 	Name string
 	// Every is the period, 1ms to [MaxDelay]; periods start at the Unix
 	// epoch plus Offset (0 <= Offset < Every) on the server's clock: Every
-	// 24h with Offset 3h is every day at 03:00 UTC.
+	// 24h with Offset 3h is every day at 03:00 UTC. Zero with Cron.
 	Every, Offset time.Duration
+	// Cron, instead of Every, gives the times as a cron spec (see
+	// [ParseCron]): "30 3 * * 1-5" is 03:30 UTC on weekdays, "@hourly"
+	// every hour on the hour. Times are in UTC, by the server's clock.
+	Cron string
 	// Queue, Task and Payload are the task's, as for [Group.Enqueue].
 	Queue, Task string
 	Payload     any
-	// MaxRetry is the task's retry limit; 0 means the default (25).
+	// MaxRetry is the task's retry limit; 0 means the default (5).
 	MaxRetry int
 }
 
 // Scheduler enqueues the tasks of periodic schedules. Any number of
 // Schedulers, in any processes, may run the same schedules: each period's
-// task is enqueued once, by whichever asks first.
+// (or cron time's) task is enqueued once, by whichever asks first. It is
+// safe for concurrent use.
 type Scheduler struct {
 	g       *Group
 	entries []periodicEntry
 	log     *slog.Logger
+	skew    atomic.Int64 // the server's clock minus the local one, in ns, as the last tick saw it
 }
 
 type periodicEntry struct {
-	p      Periodic
-	packed []byte
+	p       Periodic
+	cron    *CronSpec // nil for an interval schedule
+	payload []byte
 }
 
 // Scheduler returns a Scheduler of the schedules ps, whose payloads it
 // encodes once with the group's codec. A schedule without a name, with a
 // name holding '{', '}' or '@' or used twice, with an Every or Offset out
-// of range, or a task without queue or name is an error. logger (nil:
-// slog.Default) hears of the errors [Scheduler.Run] rides out.
+// of range, with both Cron and Every (or Offset) or a Cron that does not
+// parse (the error names the field and value), or a task without queue or
+// name is an error. logger (nil: slog.Default) hears of the errors
+// [Scheduler.Run] rides out.
 func (g *Group) Scheduler(logger *slog.Logger, ps ...Periodic) (*Scheduler, error) {
 	if len(ps) == 0 {
 		return nil, fmt.Errorf("queue: scheduler for %q: no schedule", g.name)
@@ -66,21 +82,27 @@ func (g *Group) Scheduler(logger *slog.Logger, ps ...Periodic) (*Scheduler, erro
 	seen := map[string]bool{}
 	for i, p := range ps {
 		err := keys.CheckEntity("schedule name", p.Name)
+		var spec *CronSpec
 		switch {
 		case err != nil:
 		case seen[p.Name]:
 			err = fmt.Errorf("schedule name %q: used twice", p.Name)
 		case containsAt(p.Name):
 			err = fmt.Errorf("schedule name %q: holds '@'", p.Name)
+		case p.Cron != "" && (p.Every != 0 || p.Offset != 0):
+			err = fmt.Errorf("cron %q with every %v and offset %v: give either Cron or Every", p.Cron, p.Every, p.Offset)
+		case p.Cron != "":
+			var c CronSpec
+			if c, err = ParseCron(p.Cron); err == nil {
+				spec = &c
+				err = checkPeriodicTask(&p)
+			}
 		case p.Every < time.Millisecond || p.Every > MaxDelay:
 			err = fmt.Errorf("every %v: must be between 1ms and %v", p.Every, MaxDelay)
 		case p.Offset < 0 || p.Offset >= p.Every:
 			err = fmt.Errorf("offset %v: must be at least 0 and less than every (%v)", p.Offset, p.Every)
 		default:
-			if p.MaxRetry == 0 {
-				p.MaxRetry = defaultMaxRetry
-			}
-			err = checkJob(Job{Queue: p.Queue, Name: p.Task}, enqueueOptions{maxRetry: p.MaxRetry})
+			err = checkPeriodicTask(&p)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("queue: scheduler for %q: schedule %d: %w", g.name, i, err)
@@ -90,9 +112,17 @@ func (g *Group) Scheduler(logger *slog.Logger, ps ...Periodic) (*Scheduler, erro
 		if err != nil {
 			return nil, fmt.Errorf("queue: scheduler for %q: schedule %q: payload: %w", g.name, p.Name, err)
 		}
-		s.entries = append(s.entries, periodicEntry{p: p, packed: pack(nil, p.Queue, p.Task, p.MaxRetry, "", payload)})
+		s.entries = append(s.entries, periodicEntry{p: p, cron: spec, payload: payload})
 	}
 	return s, nil
+}
+
+// checkPeriodicTask sets the default retry limit of p and checks its task.
+func checkPeriodicTask(p *Periodic) error {
+	if p.MaxRetry == 0 {
+		p.MaxRetry = defaultMaxRetry
+	}
+	return checkJob(Job{Queue: p.Queue, Name: p.Task}, enqueueOptions{maxRetry: p.MaxRetry})
 }
 
 func containsAt(s string) bool {
@@ -104,37 +134,103 @@ func containsAt(s string) bool {
 	return false
 }
 
-// Tick enqueues the task of the current period of every schedule whose
-// period has no task yet, in one round trip (one script per schedule, in
-// one pipeline), and returns the IDs it enqueued and how long until the
-// next period of any schedule starts. A period in which no Scheduler
-// ticked is skipped, not caught up. A key of the group holding another
-// type gives a *ria.KeyError; a failed round trip an error wrapping
-// ria.ErrOutcomeUnknown (ticking again is safe).
+// Tick enqueues the task of the current period (or last cron time) of
+// every schedule that has no task for it yet, in one round trip (one
+// script per schedule, in one pipeline), and returns the IDs it enqueued
+// and how long until the next period or cron time of any schedule. A
+// period or cron time in which no Scheduler ticked is skipped, not caught
+// up. A key of the group holding another type gives a *ria.KeyError; a
+// failed round trip an error wrapping ria.ErrOutcomeUnknown (ticking again
+// is safe).
+//
+// A cron schedule's times are computed here from the server's clock as
+// the last tick saw it (the local clock at first), and checked by the
+// script against the server's clock; when they do not hold (the clocks
+// drifted, or a time passed in between), Tick computes again and sends
+// those schedules once more: one more round trip, rarely.
 func (s *Scheduler) Tick(ctx context.Context) (enqueued []string, next time.Duration, err error) {
 	k := s.g.keys
-	calls := make([]*script.Call, len(s.entries))
-	for i, e := range s.entries {
-		calls[i] = periodicScript.Call([]string{k.tasks, k.ready + e.p.Queue, k.signal + e.p.Queue, k.periodic},
-			e.p.Name, e.p.Every.Milliseconds(), e.p.Offset.Milliseconds(), e.packed)
-	}
-	script.Send(ctx, s.g.rdb, calls)
 	next = MaxDelay
 	var errs []error
-	for i, c := range calls {
-		if c.Err != nil {
-			errs = append(errs, fmt.Errorf("schedule %q: %w", s.entries[i].p.Name, script.Unknown(c.Err)))
-			continue
+	pending := make([]int, len(s.entries))
+	for i := range pending {
+		pending[i] = i
+	}
+	// The tick's nonce, packed with the tasks, tells a re-send of a script
+	// (go-redis re-sends one whose reply was lost) that this tick enqueued
+	// the task it finds.
+	nonce := script.Nonce()
+	for attempt := 0; len(pending) > 0; attempt++ {
+		calls := make([]*script.Call, len(pending))
+		sched := make([]time.Time, len(pending)) // the cron time sent
+		after := make([]time.Time, len(pending)) // the cron time after it
+		sent := time.Now()
+		est := sent.Add(time.Duration(s.skew.Load()))
+		for c, i := range pending {
+			e := s.entries[i]
+			keys := []string{k.tasks, k.ready + e.p.Queue, k.signal + e.p.Queue, k.periodic}
+			packed := pack(make([]byte, 0, 32+len(e.p.Queue)+len(e.p.Task)+len(nonce)+len(e.payload)),
+				e.p.Queue, e.p.Task, e.p.MaxRetry, nonce, e.payload)
+			if e.cron == nil {
+				calls[c] = periodicScript.Call(keys, e.p.Name, e.p.Every.Milliseconds(), e.p.Offset.Milliseconds(), packed, nonce)
+				continue
+			}
+			sched[c] = e.cron.Prev(est)
+			after[c] = e.cron.Next(est)
+			id := fmt.Sprintf("%s@%d", e.p.Name, sched[c].Unix())
+			from := sched[c].UnixMilli()
+			if sched[c].IsZero() {
+				from, id = math.MinInt64/2, "" // no time in the last 10 years: nothing to enqueue
+			}
+			to := int64(math.MaxInt64 / 2)
+			if !after[c].IsZero() {
+				to = after[c].UnixMilli()
+			}
+			calls[c] = cronScript.Call(keys, e.p.Name+"@cron", from, to, id, packed, nonce)
 		}
-		r, err := periodicScript.AsInt64s(c.Val)
-		if err != nil || len(r) != 4 {
-			errs = append(errs, fmt.Errorf("schedule %q: %w: reply %v", s.entries[i].p.Name, ria.ErrCorrupt, c.Val))
-			continue
+		script.Send(ctx, s.g.rdb, calls)
+		var again []int
+		for c, call := range calls {
+			i := pending[c]
+			e := s.entries[i]
+			if call.Err != nil {
+				errs = append(errs, fmt.Errorf("schedule %q: %w", e.p.Name, script.Unknown(call.Err)))
+				continue
+			}
+			if e.cron == nil {
+				r, err := periodicScript.AsInt64s(call.Val)
+				if err != nil || len(r) != 4 {
+					errs = append(errs, fmt.Errorf("schedule %q: %w: reply %v", e.p.Name, ria.ErrCorrupt, call.Val))
+					continue
+				}
+				s.skew.Store(int64(time.Duration(r[3])*time.Millisecond) - time.Now().UnixNano())
+				if r[0] == 1 {
+					enqueued = append(enqueued, fmt.Sprintf("%s@%d", e.p.Name, r[1]))
+				}
+				next = min(next, time.Duration(r[2]-r[3])*time.Millisecond)
+				continue
+			}
+			r, err := cronScript.AsInt64s(call.Val)
+			if err != nil || len(r) != 2 || r[0] < 0 || r[0] > 2 {
+				errs = append(errs, fmt.Errorf("schedule %q: %w: reply %v", e.p.Name, ria.ErrCorrupt, call.Val))
+				continue
+			}
+			s.skew.Store(int64(time.Duration(r[1])*time.Millisecond) - time.Now().UnixNano())
+			switch {
+			case r[0] == 2 && attempt < 3:
+				again = append(again, i)
+				continue
+			case r[0] == 2:
+				errs = append(errs, fmt.Errorf("schedule %q: the server's clock does not settle (now %d ms, cron time %v)", e.p.Name, r[1], sched[c]))
+				continue
+			case r[0] == 1:
+				enqueued = append(enqueued, fmt.Sprintf("%s@%d", e.p.Name, sched[c].Unix()))
+			}
+			if !after[c].IsZero() {
+				next = min(next, time.Duration(after[c].UnixMilli()-r[1])*time.Millisecond)
+			}
 		}
-		if r[0] == 1 {
-			enqueued = append(enqueued, fmt.Sprintf("%s@%d", s.entries[i].p.Name, r[1]))
-		}
-		next = min(next, time.Duration(r[2]-r[3])*time.Millisecond)
+		pending = again
 	}
 	if len(errs) > 0 {
 		return enqueued, 0, fmt.Errorf("queue: scheduler for %q: %w", s.g.name, errors.Join(errs...))

@@ -2,9 +2,12 @@ package queue
 
 import (
 	"context"
+	"crypto/sha256"
 	_ "embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -50,6 +53,10 @@ var (
 	// when a task ID given with [ID] is taken by a task that has not
 	// finished (ready, delayed, in flight or dead).
 	ErrDuplicate = errors.New("queue: duplicate task ID")
+	// ErrNotUnique is the error (within a [*NotUniqueError]) of an enqueue
+	// refused because the task's uniqueness key ([Unique]) is held by an
+	// unfinished task. It is also [ErrDuplicate].
+	ErrNotUnique error = &duplicateError{"queue: task not unique"}
 	// ErrNoRetry, wrapped in a handler's error, sends the task to the dead
 	// letters at once instead of retrying it.
 	ErrNoRetry = errors.New("queue: no retry")
@@ -214,12 +221,16 @@ func (g *Group) Name() string { return g.name }
 type EnqueueOption func(*enqueueOptions)
 
 type enqueueOptions struct {
-	delay    time.Duration
-	at       time.Time
-	atSet    bool
-	maxRetry int
-	id       string
-	idSet    bool
+	delay     time.Duration
+	at        time.Time
+	atSet     bool
+	maxRetry  int
+	id        string
+	idSet     bool
+	uniqueTTL time.Duration
+	uniqueSet bool
+	uniqueKey string
+	keySet    bool
 }
 
 // Delay makes the task ready d after the server's clock reads the enqueue
@@ -247,20 +258,72 @@ func MaxRetry(n int) EnqueueOption { return func(o *enqueueOptions) { o.maxRetry
 // an error.
 func ID(id string) EnqueueOption { return func(o *enqueueOptions) { o.id, o.idSet = id, true } }
 
+// Unique makes the task unique for at most ttl: while a task with the
+// same uniqueness key is unfinished (ready, delayed, in flight or waiting
+// to retry), and at most ttl after its enqueue, enqueueing another one
+// fails with a [*NotUniqueError] ([ErrNotUnique], which is also
+// [ErrDuplicate]) naming the task that holds the key. The uniqueness key
+// is the task's queue, name and encoded payload (hashed with SHA-256),
+// unless [UniqueKey] gives one. The check and the enqueue are one script.
+// The key is released, in the script that settles the task, when the task
+// is acknowledged, dies (goes to the dead letters) or is cancelled, unless
+// its TTL ran out and a later task took it. A requeued dead task does not
+// take it again. A ttl that is not positive, or above [MaxDelay], is an
+// error; it is rounded up to a whole millisecond.
+func Unique(ttl time.Duration) EnqueueOption {
+	return func(o *enqueueOptions) { o.uniqueTTL, o.uniqueSet = ttl, true }
+}
+
+// UniqueKey sets the uniqueness key of a [Unique] task to key instead of
+// the hash of its queue, name and payload. The key spans the group: tasks
+// of any queue and name that give the same key exclude each other. An
+// empty key, or a UniqueKey without [Unique], is an error.
+func UniqueKey(key string) EnqueueOption {
+	return func(o *enqueueOptions) { o.uniqueKey, o.keySet = key, true }
+}
+
+// NotUniqueError is the error of an enqueue refused because the task's
+// uniqueness key ([Unique]) is held by another task. It matches
+// [ErrNotUnique] and [ErrDuplicate] (errors.Is).
+type NotUniqueError struct {
+	Key    string // the uniqueness key (the SHA-256 hex digest unless [UniqueKey] gave it)
+	Holder string // the ID of the task that holds it
+	Job    int    // the index of the refused job (0 for [Group.Enqueue])
+}
+
+func (e *NotUniqueError) Error() string {
+	if e.Holder == "" {
+		return fmt.Sprintf("unique key %q given to two jobs: %v", e.Key, ErrNotUnique)
+	}
+	return fmt.Sprintf("unique key %q held by task %q: %v", e.Key, e.Holder, ErrNotUnique)
+}
+
+// Unwrap returns [ErrNotUnique].
+func (e *NotUniqueError) Unwrap() error { return ErrNotUnique }
+
+// duplicateError is an error that is also [ErrDuplicate].
+type duplicateError struct{ msg string }
+
+func (e *duplicateError) Error() string        { return e.msg }
+func (e *duplicateError) Is(target error) bool { return target == ErrDuplicate }
+
 // Job is one task of [Group.EnqueueBatch].
 type Job struct {
 	Queue   string          // name of the queue the task goes to
 	Name    string          // task name, which selects the handler
 	Payload any             // encoded with the group's codec
-	Options []EnqueueOption // Delay, At, MaxRetry, ID
+	Options []EnqueueOption // Delay, At, MaxRetry, ID, Unique, UniqueKey
 }
 
 // Enqueue adds a task named name with payload, encoded by the group's codec,
 // to the queue called queue, in one round trip, and returns its ID. The
 // task is ready at once unless [Delay] or [At] says otherwise. It returns
-// [ErrDuplicate] if an [ID] is taken, and an error naming the bad argument
-// (nothing written) for an empty queue or task name, a delay, time or
-// retry count out of bounds, an empty ID or a payload the codec rejects.
+// [ErrDuplicate] if an [ID] is taken, a [*NotUniqueError] (matching
+// [ErrNotUnique] and [ErrDuplicate]) if the uniqueness key of a [Unique]
+// task is held, and an error naming the bad argument (nothing written)
+// for an empty queue or task name, a delay, time, retry count or
+// uniqueness TTL out of bounds, an empty ID or uniqueness key, a
+// [UniqueKey] without [Unique] or a payload the codec rejects.
 // An error that wraps ria.ErrOutcomeUnknown means that the reply never
 // came (even after go-redis's re-sends): the task may have been enqueued;
 // an Enqueue with the same [ID] tells (ErrDuplicate: it was). A key of the
@@ -277,8 +340,9 @@ func (g *Group) Enqueue(ctx context.Context, queue, name string, payload any, op
 // EnqueueBatch adds every job in one round trip, all or nothing, and
 // returns their IDs in order. Its errors are those of [Group.Enqueue], for
 // the first bad job; two jobs with the same [ID] are refused with
-// [ErrDuplicate], and so is a batch of more than [MaxBatch] jobs. An empty
-// batch does nothing.
+// [ErrDuplicate], two [Unique] jobs with the same uniqueness key with a
+// [*NotUniqueError] (Holder empty), and a batch of more than [MaxBatch]
+// jobs with an error. An empty batch does nothing.
 //
 // A call whose reply is lost and that go-redis re-sends does not enqueue
 // its tasks twice (see "Lost replies" in the package doc).
@@ -303,6 +367,7 @@ func (g *Group) enqueue(ctx context.Context, jobs []Job, single bool) ([]string,
 	custom := false
 	var seen map[string]int // the jobs' own IDs
 	for i, j := range jobs {
+		// (uniqueness keys are compared below, once the payloads are encoded)
 		o := enqueueOptions{maxRetry: defaultMaxRetry}
 		for _, opt := range j.Options {
 			opt(&o)
@@ -329,16 +394,33 @@ func (g *Group) enqueue(ctx context.Context, jobs []Job, single bool) ([]string,
 	if custom {
 		nonce = script.Nonce()
 	}
-	keys := make([]string, 3, 5)
-	keys[0], keys[1], keys[2] = g.keys.tasks, g.keys.delayed, g.keys.schedule
+	keys := make([]string, 4, 6)
+	keys[0], keys[1], keys[2], keys[3] = g.keys.tasks, g.keys.delayed, g.keys.schedule, g.keys.unique
 	var queueIdx map[string]int
-	args := make([]any, 2, 2+5*len(jobs))
+	var uniques map[string]int // uniqueness key -> the first job with it
+	args := make([]any, 2, 2+7*len(jobs))
 	args[0], args[1] = len(jobs), nonce
 	for i, j := range jobs {
 		o := opts[i]
 		payload, err := g.codec.Marshal(j.Payload)
 		if err != nil {
 			return nil, g.jobError(single, i, fmt.Errorf("payload: %w", err))
+		}
+		unique, ttl := "", int64(0)
+		if o.uniqueSet {
+			unique = o.uniqueKey
+			if !o.keySet {
+				unique = uniqueKey(j.Queue, j.Name, payload)
+			}
+			ttl = int64(max((o.uniqueTTL+time.Millisecond-1)/time.Millisecond, 1))
+			if uniques == nil {
+				uniques = map[string]int{}
+			}
+			if first, ok := uniques[unique]; ok {
+				return nil, fmt.Errorf("queue: enqueue %q: job %d (and job %d): %w", g.name, i, first,
+					&NotUniqueError{Key: unique, Job: i})
+			}
+			uniques[unique] = i
 		}
 		id, flag := o.id, "1"
 		if !o.idSet {
@@ -371,12 +453,29 @@ func (g *Group) enqueue(ctx context.Context, jobs []Job, single bool) ([]string,
 		if o.idSet {
 			taskNonce = nonce
 		}
-		v := pack(make([]byte, 0, 32+len(j.Queue)+len(j.Name)+len(taskNonce)+len(payload)), j.Queue, j.Name, o.maxRetry, taskNonce, payload)
-		args = append(args, id, flag, qi, due, v)
+		taskTag := tag(taskNonce, unique)
+		v := pack(make([]byte, 0, 32+len(j.Queue)+len(j.Name)+len(taskTag)+len(payload)), j.Queue, j.Name, o.maxRetry, taskTag, payload)
+		args = append(args, id, flag, qi, due, v, unique, ttl)
 	}
-	n, err := enqueueScript.Int64(ctx, g.rdb, keys, args...)
+	r, err := enqueueScript.Run(ctx, g.rdb, keys, args...)
 	if err != nil {
 		return nil, fmt.Errorf("queue: enqueue %q: %w", g.name, script.Unknown(err))
+	}
+	if held, ok := r.([]any); ok {
+		var i int64
+		var holder string
+		if len(held) != 2 || scan(held, &i, &holder) != nil || i < 1 || int(i) > len(jobs) {
+			return nil, fmt.Errorf("queue: enqueue %q: script %s: unexpected reply %v", g.name, enqueueScript.Name(), r)
+		}
+		e := &NotUniqueError{Key: args[2+7*(i-1)+5].(string), Holder: holder, Job: int(i - 1)}
+		if single {
+			return nil, fmt.Errorf("queue: enqueue %q: %w", g.name, e)
+		}
+		return nil, fmt.Errorf("queue: enqueue %q: job %d: %w", g.name, i-1, e)
+	}
+	n, err := enqueueScript.AsInt64(r)
+	if err != nil {
+		return nil, fmt.Errorf("queue: enqueue %q: %w", g.name, err)
 	}
 	if n > 0 && int(n) <= len(jobs) {
 		if single {
@@ -398,7 +497,7 @@ func (g *Group) enqueueOne(ctx context.Context, j Job) (ids []string, ok bool, e
 	for _, opt := range j.Options {
 		opt(&o)
 	}
-	if o.idSet || o.atSet || o.delay != 0 {
+	if o.idSet || o.atSet || o.delay != 0 || o.uniqueSet || o.keySet {
 		return nil, false, nil
 	}
 	if err := checkJob(j, o); err != nil {
@@ -445,8 +544,24 @@ func checkJob(j Job, o enqueueOptions) error {
 		return fmt.Errorf("max retry %d: must be between 0 and %d", o.maxRetry, MaxRetries)
 	case o.idSet && o.id == "":
 		return errors.New("ID: empty ID")
+	case o.uniqueSet && (o.uniqueTTL <= 0 || o.uniqueTTL > MaxDelay):
+		return fmt.Errorf("unique TTL %v: must be positive and at most %v", o.uniqueTTL, MaxDelay)
+	case o.keySet && !o.uniqueSet:
+		return errors.New("unique key: UniqueKey without Unique")
+	case o.keySet && o.uniqueKey == "":
+		return errors.New("unique key: empty key")
 	}
 	return nil
+}
+
+// uniqueKey returns the default uniqueness key of a [Unique] task: the
+// SHA-256 hex digest of its queue, name and payload, each but the last
+// prefixed with its length (so that no two triples give the same input).
+func uniqueKey(queue, name string, payload []byte) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%d:%s%d:%s", len(queue), queue, len(name), name)
+	h.Write(payload)
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // Cancel deletes a task that waits in the delayed set, in one round trip:
@@ -459,7 +574,7 @@ func (g *Group) Cancel(ctx context.Context, id string) error {
 	if id == "" {
 		return fmt.Errorf("queue: cancel in %q: empty ID", g.name)
 	}
-	n, err := g.once(ctx, cancelScript, id)
+	n, err := g.once(ctx, cancelScript, append(g.keys.base(), g.keys.unique), id)
 	if err != nil {
 		return fmt.Errorf("queue: cancel %q in %q: %w", id, g.name, err)
 	}
@@ -478,7 +593,7 @@ func (g *Group) Requeue(ctx context.Context, id string) error {
 	if id == "" {
 		return fmt.Errorf("queue: requeue in %q: empty ID", g.name)
 	}
-	n, err := g.once(ctx, requeueScript, id)
+	n, err := g.once(ctx, requeueScript, g.keys.base(), id)
 	if err != nil {
 		return fmt.Errorf("queue: requeue %q in %q: %w", id, g.name, err)
 	}
@@ -489,8 +604,8 @@ func (g *Group) Requeue(ctx context.Context, id string) error {
 }
 
 // once runs a once-script that answers an integer.
-func (g *Group) once(ctx context.Context, s *script.Script, args ...any) (int64, error) {
-	v, err := s.RunOnce(ctx, g.rdb, g.keys.once(), g.keys.base(), args...)
+func (g *Group) once(ctx context.Context, s *script.Script, keys []string, args ...any) (int64, error) {
+	v, err := s.RunOnce(ctx, g.rdb, g.keys.once(), keys, args...)
 	if err != nil {
 		return 0, err
 	}
@@ -504,7 +619,7 @@ func (g *Group) once(ctx context.Context, s *script.Script, args ...any) (int64,
 // an error, the count is of the batches that were answered; an error that
 // wraps ria.ErrOutcomeUnknown means the last batch may have been moved.
 func (g *Group) Promote(ctx context.Context) (int, error) {
-	return g.loop(ctx, "promote", promoteScript, batch)
+	return g.loop(ctx, "promote", promoteScript, g.keys.base(), batch)
 }
 
 // Recover puts every task whose lease has expired (its worker died or
@@ -515,13 +630,13 @@ func (g *Group) Promote(ctx context.Context) (int, error) {
 // required. Any number of recoverers may run at once: each expired lease
 // is recovered once.
 func (g *Group) Recover(ctx context.Context) (int, error) {
-	return g.loop(ctx, "recover", recoverScript, batch, g.deadLimit)
+	return g.loop(ctx, "recover", recoverScript, append(g.keys.base(), g.keys.unique), batch, g.deadLimit)
 }
 
-func (g *Group) loop(ctx context.Context, op string, s *script.Script, args ...any) (int, error) {
+func (g *Group) loop(ctx context.Context, op string, s *script.Script, keys []string, args ...any) (int, error) {
 	total := 0
 	for {
-		v, err := s.RunOnce(ctx, g.rdb, g.keys.once(), g.keys.base(), args...)
+		v, err := s.RunOnce(ctx, g.rdb, g.keys.once(), keys, args...)
 		var r []int64
 		if err == nil {
 			r, err = s.AsInt64s(v)
@@ -545,30 +660,37 @@ type Stats struct {
 	Delayed  int64            // tasks waiting for their due time or retry
 	InFlight int64            // tasks taken by a worker, not yet settled
 	Dead     int64            // tasks in the dead letters
+	Paused   []string         // the group's paused queues, sorted (all of them, not only those asked for)
 }
 
 // Stats counts the ready tasks of each named queue and the group's delayed,
-// in-flight and dead tasks, in one round trip (a MULTI/EXEC, so the counts
-// are of one moment). A key of the wrong type gives a *ria.KeyError naming
-// it (and costs one more round trip).
+// in-flight and dead tasks, and lists its paused queues, in one round trip
+// (a MULTI/EXEC, so the counts are of one moment). A key of the wrong type
+// gives a *ria.KeyError naming it (and costs one more round trip).
 func (g *Group) Stats(ctx context.Context, queues ...string) (Stats, error) {
 	var (
-		ready []*redis.IntCmd
-		z     [3]*redis.IntCmd
+		ready  []*redis.IntCmd
+		z      [3]*redis.IntCmd
+		paused *redis.StringSliceCmd
 	)
 	cmds, err := g.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		for _, q := range queues {
 			ready = append(ready, p.LLen(ctx, g.keys.ready+q))
 		}
 		z[0], z[1], z[2] = p.ZCard(ctx, g.keys.delayed), p.ZCard(ctx, g.keys.inflight), p.ZCard(ctx, g.keys.dead)
+		paused = p.SMembers(ctx, g.keys.paused)
 		return nil
 	})
 	if err != nil {
-		roles := map[string]string{g.keys.delayed: "queue delayed set", g.keys.inflight: "queue in-flight set", g.keys.dead: "queue dead set"}
+		roles := map[string][2]string{
+			g.keys.delayed: {"queue delayed set", "a zset"}, g.keys.inflight: {"queue in-flight set", "a zset"},
+			g.keys.dead: {"queue dead set", "a zset"}, g.keys.paused: {"queue paused set", "a set"},
+		}
 		for _, c := range cmds {
 			if k, ok := c.Args()[len(c.Args())-1].(string); ok && c.Err() != nil && strings.HasPrefix(c.Err().Error(), "WRONGTYPE") {
-				role, want := roles[k], "a zset"
-				if role == "" {
+				rw, ok := roles[k]
+				role, want := rw[0], rw[1]
+				if !ok {
 					role, want = "queue ready list", "a list"
 				}
 				got, _ := g.rdb.Do(ctx, "type", k).Text()
@@ -578,7 +700,9 @@ func (g *Group) Stats(ctx context.Context, queues ...string) (Stats, error) {
 		}
 		return Stats{}, fmt.Errorf("queue: stats %q: %w", g.name, err)
 	}
-	s := Stats{Ready: make(map[string]int64, len(queues)), Delayed: z[0].Val(), InFlight: z[1].Val(), Dead: z[2].Val()}
+	s := Stats{Ready: make(map[string]int64, len(queues)), Delayed: z[0].Val(), InFlight: z[1].Val(), Dead: z[2].Val(),
+		Paused: paused.Val()}
+	slices.Sort(s.Paused)
 	for i, q := range queues {
 		s.Ready[q] = ready[i].Val()
 	}

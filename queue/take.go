@@ -33,13 +33,13 @@ func appendOutcomes(args []any, os []outcome) []any {
 	args = append(args, acks)
 	for _, o := range os {
 		if o.kind == 'a' {
-			args = append(args, o.job.task.ID, o.job.token)
+			args = append(args, o.job.task.ID, o.job.token, o.job.task.unique)
 		}
 	}
 	args = append(args, len(os)-acks)
 	for _, o := range os {
 		if o.kind != 'a' {
-			args = append(args, o.job.task.ID, o.job.token, string(o.kind), o.attempts, max(o.backoff.Milliseconds(), 1), o.err)
+			args = append(args, o.job.task.ID, o.job.token, string(o.kind), o.attempts, max(o.backoff.Milliseconds(), 1), o.err, o.job.task.unique)
 		}
 	}
 	return args
@@ -76,8 +76,8 @@ type waits struct{ delayed, inflight time.Duration }
 // record) hands out the tasks the first one took instead of taking more.
 func (g *Group) take(ctx context.Context, queues []string, record string, k int, lease time.Duration,
 	maintain, hint bool, token string, os []outcome) (tasks []taken, w waits, err error) {
-	keys := make([]string, 0, 8+2*len(queues))
-	keys = append(append(keys, g.keys.base()...), record)
+	keys := make([]string, 0, 10+2*len(queues))
+	keys = append(append(keys, g.keys.base()...), record, g.keys.unique, g.keys.paused)
 	for _, q := range queues {
 		keys = append(keys, g.keys.ready+q)
 	}
@@ -121,7 +121,7 @@ func (g *Group) take(ctx context.Context, queues []string, record string, k int,
 		t.task.codec = g.codec
 		p, err := unpack(blob)
 		if err == nil {
-			t.task.Name, t.task.MaxRetry, t.task.Payload = p.name, p.maxRetry, []byte(p.payload)
+			t.task.Name, t.task.MaxRetry, t.task.Payload, t.task.unique = p.name, p.maxRetry, []byte(p.payload), p.unique
 			if t.task.Attempt, err = strconv.Atoi(attempt); err != nil || t.task.Attempt < 0 {
 				err = fmt.Errorf("failed attempts %q: not a count", attempt)
 			}
@@ -147,7 +147,7 @@ func flag(b bool) string {
 // taken without taking tasks after them are passed on; and it deletes the
 // worker's take record and wake list.
 func (g *Group) settle(ctx context.Context, os []outcome, record, wakeKey string, stop bool, queues []string) error {
-	keys := append(g.keys.base(), record, wakeKey)
+	keys := append(g.keys.base(), record, wakeKey, g.keys.unique)
 	n := 0
 	if stop {
 		n = len(queues)

@@ -8,8 +8,14 @@
 -- KEYS[1..7] the group's keys (common.lua)
 -- KEYS[8] the worker's take record (STRING): its last take's token and the
 --         IDs it took
--- KEYS[8+j]  ready list of the j-th served queue, j = 1..n, in priority order
--- KEYS[8+n+j] signal list of the j-th served queue
+-- KEYS[9] unique lock prefix (see common.lua)
+-- KEYS[10] paused SET: the names of the group's paused queues
+-- KEYS[10+j]  ready list of the j-th served queue, j = 1..n, in priority order
+-- KEYS[10+n+j] signal list of the j-th served queue
+--
+-- A paused queue is skipped: none of its tasks is taken, and its wake
+-- token is deleted rather than passed on, so that its ready tasks wake no
+-- worker again until Resume pushes one.
 -- ARGV[1] k (0: only promote, recover and settle)   ARGV[2] lease ms
 -- ARGV[3] batch: most tasks promoted, and most leases recovered, per call
 -- ARGV[4] dead limit   ARGV[5] n   ARGV[6] '1' to promote and recover first
@@ -35,15 +41,19 @@ local k, lease, batch, limit, n =
   tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local tok, RECORD = ARGV[8], KEYS[8]
 local asked = ARGV[7] == '1'
+UNIQUE = KEYS[9]
 
 -- Read and check.
 local os = read_outcomes(ARGV, 9)
 local rec = rd('string', 'queue take record', 'get', RECORD)
 local again = rec and string.sub(rec, 1, #tok + 1) == tok .. '\n'
-local have = 0 -- ready tasks in the served queues
+local paused = {} -- ready list key -> true for a paused queue
+for _, q in ipairs(rd('set', 'queue paused set', 'smembers', KEYS[10]) or {}) do paused[READY .. q] = true end
+local have = 0 -- ready tasks in the served queues that are not paused
 for j = 1, n do
-  have = have + llen(KEYS[8 + j], R_READY)
-  llen(KEYS[8 + n + j], R_SIGNAL)
+  local len = llen(KEYS[10 + j], R_READY)
+  if not paused[KEYS[10 + j]] then have = have + len end
+  llen(KEYS[10 + n + j], R_SIGNAL)
 end
 local maintain = not again and (ARGV[6] == '1' or have < k)
 local due, expired
@@ -85,8 +95,8 @@ else
   end
   local took = {}
   for j = 1, n do
-    local key = KEYS[8 + j]
-    while got < k and LEN[key] > 0 do
+    local key = KEYS[10 + j]
+    while got < k and LEN[key] > 0 and not paused[key] do
       local ids = redis.call('lpop', key, math.min(k - got, LEN[key]))
       if not ids then
         LEN[key] = 0
@@ -112,9 +122,10 @@ else
   end
   if k > 0 then
     -- Wake the next idle worker of each served queue that still has tasks
-    -- (one at a time); the tokens of the empty ones are stale.
+    -- (one at a time); the tokens of the empty and paused ones are stale.
     for j = 1, n do
-      if LEN[KEYS[8 + j]] > 0 then wake(KEYS[8 + n + j]) else unwake(KEYS[8 + n + j]) end
+      local key = KEYS[10 + j]
+      if LEN[key] > 0 and not paused[key] then wake(KEYS[10 + n + j]) else unwake(KEYS[10 + n + j]) end
     end
   end
   if got > 0 then

@@ -19,7 +19,8 @@ type Task struct {
 	Attempt  int    // failed attempts before this run: 0 on the first
 	MaxRetry int    // retries it gets after a failure, in all
 
-	codec Codec
+	codec  Codec
+	unique string // its uniqueness key ([Unique]), released when it is done or dead
 }
 
 // Decode decodes the payload into v with the group's codec.
@@ -96,7 +97,8 @@ func (jsonCodec) Unmarshal(data []byte, v any) error { return json.Unmarshal(dat
 //
 //	<len(queue)>:<queue><len(name)>:<name><maxRetry>:<len(nonce)>:<nonce><payload>
 //
-// nonce is the enqueue call's, for an ID given by the caller (else empty).
+// nonce is the enqueue call's, for an ID given by the caller (else empty),
+// followed, for a [Unique] task, by '/' and its uniqueness key (see tag).
 // The lengths are decimal byte counts; lib.lua reads the same layout.
 func pack(buf []byte, queue, name string, maxRetry int, nonce string, payload []byte) []byte {
 	buf = strconv.AppendInt(buf, int64(len(queue)), 10)
@@ -110,10 +112,21 @@ func pack(buf []byte, queue, name string, maxRetry int, nonce string, payload []
 	return append(buf, payload...)
 }
 
+// tag returns the nonce field of a packed task: the enqueue call's nonce
+// (or nothing) and, for a [Unique] task, '/' and its uniqueness key. A
+// nonce holds no '/' (letters, digits and dots), so the first '/' ends it.
+func tag(nonce, unique string) string {
+	if unique == "" {
+		return nonce
+	}
+	return nonce + "/" + unique
+}
+
 // packed is a task's packed form, read back.
 type packed struct {
 	queue, name string
 	maxRetry    int
+	unique      string // the uniqueness key, "" if none
 	payload     string
 }
 
@@ -141,9 +154,11 @@ func unpack(v string) (packed, error) {
 		return p, errors.New("max retries: malformed")
 	}
 	v = rest
-	if _, err = field("nonce"); err != nil {
+	t, err := field("nonce")
+	if err != nil {
 		return p, err
 	}
+	_, p.unique, _ = strings.Cut(t, "/")
 	p.payload = v
 	return p, nil
 }

@@ -25,7 +25,16 @@ const (
 	roleSchedule = "queue schedule list"
 	roleRecord   = "queue take record"
 	roleWake     = "queue wake list"
+	rolePaused   = "queue paused set"
 )
+
+// putU writes task id of queue q (max retries m) with uniqueness key u
+// straight into the tasks hash, and its lock.
+func putU(t *testing.T, b *redistest.Backend, id, q string, m int, u string) {
+	t.Helper()
+	require.NoError(t, b.Client.HSet(t.Context(), key(b, "tasks"), id, queue.Pack(q, "t", m, "/"+u, []byte(`1`))).Err())
+	require.NoError(t, b.Client.Set(t.Context(), key(b, "unique:"+u), id, time.Hour).Err())
+}
 
 // far is a score (server Unix ms) far in the future: a due time or lease
 // deadline that does not pass during a test.
@@ -80,10 +89,44 @@ func TestGroup_wrongTypes(t *testing.T) {
 				k("ready:b", "list", roleReady), k("signal:b", "list", roleSignal), k("delayed", "zset", roleDelayed),
 				k("schedule", "list", roleSchedule))
 		})
+		t.Run("Enqueue unique", func(t *testing.T) {
+			b.CheckWrongTypes(t, nothing, func() error {
+				_, err := g.Enqueue(ctx, "default", "t", 1, queue.Unique(time.Hour), queue.UniqueKey("u"))
+				return err
+			}, k("tasks", "hash", roleTasks), k("ready:default", "list", roleReady), k("signal:default", "list", roleSignal),
+				k("unique:u", "string", roleUnique))
+		})
+		t.Run("EnqueueBatch unique", func(t *testing.T) {
+			b.CheckWrongTypes(t, nothing, func() error {
+				_, err := g.EnqueueBatch(ctx, []queue.Job{
+					{Queue: "a", Name: "t", Options: []queue.EnqueueOption{queue.Unique(time.Hour), queue.UniqueKey("u1"), queue.ID("x")}},
+					{Queue: "a", Name: "t", Options: []queue.EnqueueOption{queue.Unique(time.Hour), queue.UniqueKey("u2"), queue.Delay(time.Hour)}},
+				})
+				return err
+			}, k("tasks", "hash", roleTasks), k("ready:a", "list", roleReady), k("signal:a", "list", roleSignal),
+				k("delayed", "zset", roleDelayed), k("schedule", "list", roleSchedule),
+				k("unique:u1", "string", roleUnique), k("unique:u2", "string", roleUnique))
+		})
 		t.Run("Cancel", func(t *testing.T) {
 			b.CheckWrongTypes(t, func() { put(t, b, "c", "default", 5); zadd(t, b, "delayed", far, "c") },
 				func() error { return g.Cancel(ctx, "c") },
 				k("delayed", "zset", roleDelayed), k("tasks", "hash", roleTasks))
+		})
+		t.Run("Cancel unique", func(t *testing.T) {
+			b.CheckWrongTypes(t, func() { putU(t, b, "c", "default", 5, "u"); zadd(t, b, "delayed", far, "c") },
+				func() error { return g.Cancel(ctx, "c") },
+				k("delayed", "zset", roleDelayed), k("tasks", "hash", roleTasks), k("unique:u", "string", roleUnique))
+		})
+		t.Run("Pause", func(t *testing.T) {
+			b.CheckWrongTypes(t, nothing, func() error { return g.Pause(ctx, "default") }, k("paused", "set", rolePaused),
+				k("ready:default", "list", roleReady), k("signal:default", "list", roleSignal))
+		})
+		t.Run("Resume", func(t *testing.T) {
+			b.CheckWrongTypes(t, func() { require.NoError(t, g.Pause(ctx, "default")) }, func() error { return g.Resume(ctx, "default") },
+				k("paused", "set", rolePaused), k("ready:default", "list", roleReady), k("signal:default", "list", roleSignal))
+		})
+		t.Run("Paused", func(t *testing.T) {
+			b.CheckWrongTypes(t, nothing, func() error { _, err := g.Paused(ctx); return err }, k("paused", "set", rolePaused))
 		})
 		t.Run("Requeue", func(t *testing.T) {
 			b.CheckWrongTypes(t, func() { put(t, b, "d", "default", 5); zadd(t, b, "dead", 1, "d") },
@@ -100,12 +143,12 @@ func TestGroup_wrongTypes(t *testing.T) {
 		t.Run("Recover", func(t *testing.T) {
 			b.CheckWrongTypes(t, func() {
 				put(t, b, "x", "default", 5)
-				put(t, b, "y", "other", 0) // no retry left: dead
+				putU(t, b, "y", "other", 0, "u") // no retry left: dead, its lock released
 				zadd(t, b, "inflight", 1, "x:tok")
 				zadd(t, b, "inflight", 1, "y:tok")
 			}, func() error { _, err := g.Recover(ctx); return err },
 				k("inflight", "zset", roleInflight), k("tasks", "hash", roleTasks), k("dead", "zset", roleDead),
-				k("ready:default", "list", roleReady), k("signal:default", "list", roleSignal))
+				k("ready:default", "list", roleReady), k("signal:default", "list", roleSignal), k("unique:u", "string", roleUnique))
 		})
 		t.Run("Dead", func(t *testing.T) {
 			b.CheckWrongTypes(t, func() { put(t, b, "d", "default", 5); zadd(t, b, "dead", 1, "d") },
@@ -120,43 +163,56 @@ func TestGroup_wrongTypes(t *testing.T) {
 			require.NoError(t, err)
 			put(t, b, "p", "default", 5)
 			zadd(t, b, "delayed", 1, "p")
-			put(t, b, "x", "default", 0)
+			putU(t, b, "x", "default", 0, "ux")
 			zadd(t, b, "inflight", 1, "x:tok")
 			for _, id := range []string{"l", "r"} {
 				put(t, b, id, "other", 5)
 				zadd(t, b, "inflight", far, id+":tok")
 			}
+			putU(t, b, "ua", "default", 5, "ua") // acknowledged: its lock released
+			zadd(t, b, "inflight", far, "ua:tok")
+			require.NoError(t, g.Pause(ctx, "paused"))
 		}
-		outcomes := []queue.Outcome{{ID: "l", Token: "tok", Kind: 'l'}, {ID: "r", Token: "tok", Kind: 'r', Attempts: "1", Backoff: time.Hour, Err: "e"}}
+		outcomes := []queue.Outcome{{ID: "l", Token: "tok", Kind: 'l'}, {ID: "r", Token: "tok", Kind: 'r', Attempts: "1", Backoff: time.Hour, Err: "e"},
+			{ID: "ua", Token: "tok", Kind: 'a', Unique: "ua"}}
 		t.Run("take", func(t *testing.T) {
 			b.CheckWrongTypes(t, takeState, func() error {
-				_, _, err := g.TakeRuns(ctx, "w", []string{"default"}, 3, time.Minute, queue.Nonce(), outcomes...)
+				_, _, err := g.TakeRuns(ctx, "w", []string{"default", "paused"}, 3, time.Minute, queue.Nonce(), outcomes...)
 				return err
 			}, k("tasks", "hash", roleTasks), k("delayed", "zset", roleDelayed), k("inflight", "zset", roleInflight),
 				k("dead", "zset", roleDead), k("schedule", "list", roleSchedule), k("took:w", "string", roleRecord),
 				k("ready:default", "list", roleReady), k("signal:default", "list", roleSignal),
-				k("ready:other", "list", roleReady), k("signal:other", "list", roleSignal))
+				k("ready:other", "list", roleReady), k("signal:other", "list", roleSignal),
+				k("unique:ux", "string", roleUnique), k("unique:ua", "string", roleUnique), k("paused", "set", rolePaused),
+				k("ready:paused", "list", roleReady), k("signal:paused", "list", roleSignal))
 		})
 		t.Run("settle", func(t *testing.T) {
-			settleState := func() {
+			settleStateBase := func() {
 				takeState()
 				for _, id := range []string{"a", "d"} {
 					put(t, b, id, "default", 5)
 					zadd(t, b, "inflight", far, id+":tok")
 				}
 			}
-			all := append([]queue.Outcome{{ID: "a", Token: "tok", Kind: 'a'}, {ID: "d", Token: "tok", Kind: 'd', Attempts: "1", Err: "e"}}, outcomes...)
+			settleState := func() {
+				settleStateBase()
+				putU(t, b, "ud", "default", 5, "ud")
+				zadd(t, b, "inflight", far, "ud:tok")
+			}
+			all := append([]queue.Outcome{{ID: "a", Token: "tok", Kind: 'a'}, {ID: "d", Token: "tok", Kind: 'd', Attempts: "1", Err: "e"},
+				{ID: "ud", Token: "tok", Kind: 'd', Attempts: "1", Err: "e", Unique: "ud"}}, outcomes...)
 			b.CheckWrongTypes(t, settleState, func() error {
 				return g.SettleForTest(ctx, "w", []string{"default"}, all...)
 			}, k("tasks", "hash", roleTasks), k("delayed", "zset", roleDelayed), k("inflight", "zset", roleInflight),
 				k("dead", "zset", roleDead), k("schedule", "list", roleSchedule), k("took:w", "string", roleRecord),
 				k("wake:w", "list", roleWake), k("ready:default", "list", roleReady), k("signal:default", "list", roleSignal),
-				k("ready:other", "list", roleReady), k("signal:other", "list", roleSignal))
+				k("ready:other", "list", roleReady), k("signal:other", "list", roleSignal),
+				k("unique:ua", "string", roleUnique), k("unique:ud", "string", roleUnique))
 		})
 		t.Run("Stats", func(t *testing.T) {
 			b.CheckWrongTypes(t, nothing, func() error { _, err := g.Stats(ctx, "default"); return err },
 				k("ready:default", "list", roleReady), k("delayed", "zset", roleDelayed), k("inflight", "zset", roleInflight),
-				k("dead", "zset", roleDead))
+				k("dead", "zset", roleDead), k("paused", "set", rolePaused))
 		})
 		t.Run("extend", func(t *testing.T) {
 			b.CheckWrongTypes(t, func() { zadd(t, b, "inflight", far, "x:tok") },

@@ -3,7 +3,10 @@
 // task queue, with a delayed task (6.4.2, execute_later) and the reliability
 // the book leaves out: a failed email is retried with backoff, an email whose
 // payload does not decode goes to the dead letters with the reason, and the
-// worker carries on.
+// worker carries on. Beyond the book: the digest is a unique task (a second
+// one is refused while it is pending), its queue is paused until the
+// emails are out (it waits, due, without running), and a cron schedule
+// enqueues a task once per scheduled time however many schedulers tick.
 //
 //	go run ./examples/queue                       # embedded miniredis
 //	REDIS_URL=redis://127.0.0.1:6379/0 go run ./examples/queue
@@ -71,10 +74,39 @@ func run() error {
 	if _, err := g.EnqueueBatch(ctx, jobs); err != nil {
 		return err
 	}
-	digestDue := time.Now().Add(300 * time.Millisecond)
-	if _, err := g.Enqueue(ctx, "reports", "send_digest", "daily", queue.Delay(300*time.Millisecond)); err != nil {
+	// The reports queue is paused (for every worker, in any process) until
+	// the emails are out: its tasks wait, and become due, without running.
+	if err := g.Pause(ctx, "reports"); err != nil {
 		return err
 	}
+	digestDue := time.Now().Add(300 * time.Millisecond)
+	digest, err := g.Enqueue(ctx, "reports", "send_digest", "daily", queue.Delay(300*time.Millisecond), queue.Unique(time.Hour))
+	if err != nil {
+		return err
+	}
+	// A second digest (a double click) is refused while the first is pending.
+	_, err = g.Enqueue(ctx, "reports", "send_digest", "daily", queue.Unique(time.Hour))
+	var nu *queue.NotUniqueError
+	if !errors.As(err, &nu) || nu.Holder != digest {
+		return fmt.Errorf("second digest: want it refused, got %v", err)
+	}
+	fmt.Println("second digest refused: the first one holds its uniqueness key")
+
+	// Three schedulers (three processes, say) tick a cron schedule: its
+	// current time's task is enqueued once.
+	cronTasks := 0
+	for range 3 {
+		sch, err := g.Scheduler(nil, queue.Periodic{Name: "rollup", Cron: "*/5 * * * *", Queue: "cron", Task: "rollup"})
+		if err != nil {
+			return err
+		}
+		ids, _, err := sch.Tick(ctx)
+		if err != nil {
+			return err
+		}
+		cronTasks += len(ids)
+	}
+	fmt.Printf("cron schedule */5 ticked by 3 schedulers: %d task enqueued\n", cronTasks)
 	s, err := g.Stats(ctx, "email", "reports")
 	if err != nil {
 		return err
@@ -87,6 +119,10 @@ func run() error {
 		failedB  bool
 		digestAt time.Time
 		finished = make(chan struct{})
+	)
+	var (
+		resumed        bool
+		pausedWhileDue bool // the digest was due and waiting in its paused queue
 	)
 	check := func() { // all done: five emails sent and the digest ran
 		if len(sent) == len(sales) && !digestAt.IsZero() {
@@ -128,12 +164,29 @@ func run() error {
 	}
 
 	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
 	done := make(chan error, 1)
 	go func() { done <- w.Run(runCtx) }()
 	// Wait until the emails and the digest are done and the bad email has
 	// reached the dead letters (or give up after 10s: the checks below fail).
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
+		mu.Lock()
+		emailsOut := len(sent) == len(sales)
+		mu.Unlock()
+		if !resumed && emailsOut && time.Now().After(digestDue.Add(100*time.Millisecond)) {
+			s, err := g.Stats(ctx, "reports")
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			pausedWhileDue = s.Ready["reports"] == 1 && digestAt.IsZero()
+			mu.Unlock()
+			if err := g.Resume(ctx, "reports"); err != nil {
+				return err
+			}
+			resumed = true
+		}
 		select {
 		case <-finished:
 			s, err := g.Stats(ctx, "email", "reports")
@@ -163,6 +216,7 @@ func run() error {
 	}
 	fmt.Printf("ItemB failed once (smtp: timeout) and was retried: %v\n", failedB)
 	fmt.Printf("digest ran after its delay: %v\n", !digestAt.IsZero() && !digestAt.Before(digestDue.Add(-20*time.Millisecond)))
+	fmt.Printf("digest waited, due, in its paused queue until Resume: %v\n", pausedWhileDue)
 
 	dead, err := g.Dead(ctx, 0, 10)
 	if err != nil {
@@ -182,7 +236,7 @@ func run() error {
 	for _, n := range sent {
 		once = once && n == 1
 	}
-	if !once || !failedB || digestAt.IsZero() || len(dead) != 1 ||
+	if !once || !failedB || digestAt.IsZero() || !pausedWhileDue || cronTasks != 1 || len(dead) != 1 ||
 		s.Ready["email"]+s.Ready["reports"]+s.Delayed+s.InFlight != 0 || s.Dead != 1 {
 		return errors.New("invariant broken")
 	}
