@@ -1,7 +1,7 @@
 // Package lock is a distributed mutual-exclusion lock on Redis (Redis in
 // Action 6.2): acquire with a TTL, release and extend only by the owner, a
 // fencing token per acquisition, waiting without polling, and optional
-// auto-extension.
+// auto-extension; also a read/write lock and a multi-lock.
 //
 //	locker, err := lock.New(rdb)
 //	l, err := locker.Acquire(ctx, "market", 10*time.Second, lock.WithWait(5*time.Second))
@@ -20,6 +20,14 @@
 // never deadlock; the locks live in one slot each, so taking the set is a
 // sequence of acquisitions (one round trip each when free), not one atomic
 // step, and a set that cannot be completed is given back.
+//
+// A read/write lock ([Locker.RW]): any number of readers or one writer,
+// each holder with its own TTL lease:
+//
+//	rw := locker.RW("catalog")
+//	r, err := rw.RLock(ctx, 10*time.Second, lock.WithWait(5*time.Second)) // shared
+//	w, err := rw.Lock(ctx, 10*time.Second, lock.WithWait(5*time.Second))  // exclusive
+//	err = rw.DoWrite(ctx, 10*time.Second, func(ctx context.Context, h *lock.RWHold) error { ... })
 //
 // # Guarantees
 //
@@ -63,6 +71,66 @@
 //     nothing: every key a script relies on is checked before its first
 //     write.
 //
+// # Read/write locks
+//
+// [RWLock.RLock] and [RWLock.TryRLock] take the lock shared, [RWLock.Lock]
+// and [RWLock.TryLock] exclusive; the options, errors and waiting
+// ([WithWait], [ErrNotObtained], a FIFO queue and per-waiter grant lists,
+// no polling, give-back of a grant to a waiter that has left, late waiters
+// woken) are those of the exclusive lock. Each hold ([RWHold]) has its own
+// token and TTL lease, its own [RWHold.Release], [RWHold.Extend] and
+// [RWHold.KeepAlive]; [RWLock.DoRead] and [RWLock.DoWrite] are the
+// counterparts of [Locker.Do].
+//
+//   - Exclusion: while the TTLs last, a writer holds the lock alone; readers
+//     hold it together with other readers only. The writer is a STRING with
+//     its TTL; the readers are a ZSET of tokens scored by their deadlines
+//     in server time. Every script sweeps the readers whose deadline passed,
+//     so a crashed reader or writer is expired, never stranding the lock.
+//   - Fairness rule: waiters are served first come first served. A release
+//     (and an acquisition, after expired holders are swept) grants the
+//     waiters at the head of the queue that may enter: all the consecutive
+//     readers at the head while no writer holds (they are granted together,
+//     in one script), or the writer at the head when nobody holds. A
+//     waiting writer blocks every waiter behind it, readers included, and a
+//     newcomer never passes anyone waiting (TryRLock fails while a writer
+//     waits), so a stream of readers cannot starve a writer: it gets in
+//     once the readers granted before it have left.
+//   - Crashed holders: waiters wake when the last holder's lease would end
+//     and try again; the acquisition that finds the holders expired grants
+//     the head of the queue in the order above (the caller included, if it
+//     is its turn), so the FIFO order survives a crash, unlike the
+//     exclusive lock's race after an expiry.
+//   - Fences: every grant, read or write, mints one from the lock's own
+//     counter (lock:{N}:rw:fence), so [RWHold.Fence] is strictly greater
+//     than that of every hold granted before it: a writer's fence exceeds
+//     those of every earlier reader and writer, and readers granted
+//     together get consecutive fences. A reader whose acquisition was
+//     re-sent after a lost reply gets a newer fence than its first run
+//     minted (readers' fences are not stored).
+//   - Lost replies: an acquisition recognises a hold of its token (a reader
+//     is counted once, never twice) and answers "acquired"; a release is a
+//     once-script (internal/script RunOnce): a re-send is answered from the
+//     record of its first reply, under lock:{N}:once:<nonce>, for the
+//     client's retry window; Extend, and the leave of a waiter that gives
+//     up (which gives back a hold granted meanwhile), are naturally
+//     idempotent and keep no record. A refusal is never reported for
+//     something done; when every re-send fails the error wraps
+//     ria.ErrOutcomeUnknown and the hold is given back in the background,
+//     as for the exclusive lock.
+//   - A key of the wrong type (or a corrupt fence) gives a *ria.KeyError,
+//     and the script changes nothing: every key a script's path relies on,
+//     the grant lists it will push to included, is checked before its
+//     first write (by a read that fails on the wrong type, by TYPE, or by
+//     the fence's INCRBY failing as the first write).
+//
+// Round trips (scripts cached): TryRLock, TryLock, and uncontended RLock or
+// Lock 1; Release 1 (whatever number of readers it grants); Extend 1. A
+// contended RLock or Lock costs what a contended [Locker.Acquire] does: 1
+// for "queue and block" (pipelined), then the releases that hand it over.
+// A release that grants k readers, and one that skips d expired places,
+// costs O(k + d) work in its script.
+//
 // # Lost replies
 //
 // go-redis re-sends a command whose reply was lost or timed out
@@ -105,7 +173,11 @@
 //     lock; FIFO order resumes with the next release.
 //   - TryAcquire does not queue; it fails while the lock is held.
 //   - AcquireAll holds the locks it has while it waits for the next one
-//     (at most [MaxMulti] names); a read/write lock is not built.
+//     (at most [MaxMulti] names).
+//   - A read/write lock is not reentrant and has no upgrade or downgrade:
+//     a holder that asks again gets a second hold, or waits for itself (a
+//     writer asking to read, a reader asking to write while others wait).
+//     Release the read hold, then Lock.
 //   - Each blocked waiter holds one connection of the client's pool for the
 //     duration of its blocking read; size PoolSize above the number of
 //     concurrent waiters.
@@ -122,6 +194,20 @@
 //	                              an empty wake), PX ttl
 //	lock:{N}:released:<T> STRING  nonce of the Release call that released the
 //	                              lock of token T, PX the client's retry window
+//
+// A read/write lock named N has keys of its own (the exclusive lock N is
+// another lock):
+//
+//	lock:{N}:rw:writer     STRING  the writer's token, PX ttl
+//	lock:{N}:rw:readers    ZSET    reader token -> deadline (server Unix ms),
+//	                               the key's TTL at least the longest lease
+//	lock:{N}:rw:fence      STRING  last fencing token (no TTL)
+//	lock:{N}:rw:queue      LIST    tokens of waiters, oldest first
+//	lock:{N}:rw:waiters    HASH    waiter token -> "<place expiry ms> <ttl ms> <r|w>"
+//	lock:{N}:rw:grant:<T>  LIST    the fence of the hold granted to waiter T
+//	                               (or an empty wake), PX ttl
+//	lock:{N}:once:<nonce>  STRING  the reply of one Release call, PX the
+//	                               client's retry window
 //
 // The queue and waiters keys expire with the longest waiter's place. The
 // release script builds grant keys from the declared prefix key and the

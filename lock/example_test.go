@@ -102,3 +102,32 @@ func ExampleLock_KeepAlive() {
 	// Output:
 	// context canceled
 }
+
+func ExampleLocker_RW() {
+	srv, _ := miniredis.Run()
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+	locker, _ := lock.New(rdb)
+	rw := locker.RW("catalog")
+
+	r1, _ := rw.RLock(ctx, time.Minute)
+	r2, err := rw.TryRLock(ctx, time.Minute)
+	fmt.Println("two readers:", err == nil)
+	_, err = rw.TryLock(ctx, time.Minute)
+	fmt.Println("writer while reading:", errors.Is(err, lock.ErrNotObtained))
+	_ = r1.Release(ctx)
+	_ = r2.Release(ctx)
+
+	err = rw.DoWrite(ctx, time.Minute, func(ctx context.Context, w *lock.RWHold) error {
+		fmt.Println("writing alone, fence above the readers':", w.Fence() > r2.Fence())
+		return nil
+	})
+	fmt.Println("done:", err)
+	// Output:
+	// two readers: true
+	// writer while reading: true
+	// writing alone, fence above the readers': true
+	// done: <nil>
+}

@@ -53,3 +53,27 @@ func (lk *Locker) AcquireForTest(ctx context.Context, l *Lock, opts ...AcquireOp
 	}
 	return lk.acquire(ctx, l, o)
 }
+
+// NewHoldForTest returns an unacquired hold of rw (write or read), for
+// driving single attempts.
+func (rw *RWLock) NewHoldForTest(ttl time.Duration, write bool) *RWHold {
+	return rw.newHold(ttl, write)
+}
+
+// AttemptForTest runs one plain acquire attempt; left > 0 queues the caller.
+func (h *RWHold) AttemptForTest(ctx context.Context, left time.Duration) (bool, error) {
+	ok, _, err := h.attempt(ctx, left, false)
+	return ok, err
+}
+
+// WaitForTest runs RLock's or Lock's wait for h, a hold of NewHoldForTest.
+func (rw *RWLock) WaitForTest(ctx context.Context, h *RWHold, opts ...AcquireOption) (*RWHold, error) {
+	var o acquireOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return rw.wait(ctx, h, o)
+}
+
+// SetHotForTest sets the contention hint of rw.
+func (rw *RWLock) SetHotForTest(hot bool) { rw.hot.Store(hot) }

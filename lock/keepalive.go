@@ -3,8 +3,22 @@ package lock
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 )
+
+// hold is what a held lock keeps in process, exclusive ([Lock]) or
+// read/write ([RWHold]): its fence, TTL, local expiry, state and
+// extension loop.
+type hold struct {
+	mu       sync.Mutex
+	fence    int64
+	ttl      time.Duration
+	expiry   time.Time // local, conservative: sent-at + ttl of the last success
+	released bool
+	lost     bool // KeepAlive found it lost
+	alive    *keepAlive
+}
 
 // keepAlive is one extension loop and the contexts bound to it.
 type keepAlive struct {
@@ -29,38 +43,49 @@ type keepAlive struct {
 // extension loop, which then runs until every such ctx has ended (or the
 // lock is released or lost); after the loop stopped because its contexts
 // ended, KeepAlive starts a new one.
-func (l *Lock) KeepAlive(ctx context.Context) context.Context {
+func (l *Lock) KeepAlive(ctx context.Context) context.Context { return l.keepAlive(ctx, l.Extend) }
+
+// KeepAlive extends the hold by its TTL every TTL/3 in the background and
+// returns a context derived from ctx that is cancelled as soon as the hold
+// is lost, with [ErrNotHeld] as its cause, as [Lock.KeepAlive] does for
+// the exclusive lock (same rules: Release cancels it with
+// context.Canceled; the extensions stop at Release, when the hold is lost,
+// or when every ctx bound to the loop has ended).
+func (h *RWHold) KeepAlive(ctx context.Context) context.Context { return h.keepAlive(ctx, h.Extend) }
+
+// keepAlive is KeepAlive of a hold whose extension is extend.
+func (h *hold) keepAlive(ctx context.Context, extend func(context.Context, time.Duration) error) context.Context {
 	held, cancel := context.WithCancelCause(ctx)
-	l.mu.Lock()
+	h.mu.Lock()
 	switch {
-	case l.lost:
-		l.mu.Unlock()
+	case h.lost:
+		h.mu.Unlock()
 		cancel(ErrNotHeld)
 		return held
-	case l.released:
-		l.mu.Unlock()
+	case h.released:
+		h.mu.Unlock()
 		cancel(nil)
 		return held
 	}
-	ka := l.alive
+	ka := h.alive
 	if ka == nil || ka.stopped {
 		ka = &keepAlive{stop: make(chan struct{}), done: make(chan struct{}), cancels: map[int]context.CancelCauseFunc{}}
-		l.alive = ka
-		go l.runKeepAlive(ka)
+		h.alive = ka
+		go h.runKeepAlive(ka, extend)
 	}
 	id := ka.next
 	ka.next++
 	ka.cancels[id] = cancel
-	l.mu.Unlock()
-	context.AfterFunc(held, func() { l.unbind(ka, id) })
+	h.mu.Unlock()
+	context.AfterFunc(held, func() { h.unbind(ka, id) })
 	return held
 }
 
 // unbind drops the context id from ka once it ended, and stops the loop
 // when no bound context is left.
-func (l *Lock) unbind(ka *keepAlive, id int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+func (h *hold) unbind(ka *keepAlive, id int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	if ka.stopped {
 		return
 	}
@@ -71,13 +96,13 @@ func (l *Lock) unbind(ka *keepAlive, id int) {
 	}
 }
 
-func (l *Lock) runKeepAlive(ka *keepAlive) {
+func (h *hold) runKeepAlive(ka *keepAlive, extend func(context.Context, time.Duration) error) {
 	defer close(ka.done)
 	var failing bool
 	for {
-		l.mu.Lock()
-		ttl, expiry := l.ttl, l.expiry
-		l.mu.Unlock()
+		h.mu.Lock()
+		ttl, expiry := h.ttl, h.expiry
+		h.mu.Unlock()
 		next := ttl / 3
 		if failing { // retry sooner, while the TTL lasts
 			next = min(next, time.Until(expiry)/3)
@@ -95,11 +120,11 @@ func (l *Lock) runKeepAlive(ka *keepAlive) {
 		default:
 		}
 		ctx, cancel := context.WithDeadline(context.Background(), expiry)
-		err := l.Extend(ctx, ttl)
+		err := extend(ctx, ttl)
 		cancel()
 		failing = err != nil
 		if errors.Is(err, ErrNotHeld) || (err != nil && !time.Now().Before(expiry)) {
-			l.stopKeepAlive(ErrNotHeld)
+			h.stopKeepAlive(ErrNotHeld)
 			return
 		}
 	}
@@ -108,20 +133,20 @@ func (l *Lock) runKeepAlive(ka *keepAlive) {
 // stopKeepAlive stops the extension loop, if any, and cancels the contexts
 // handed out with cause (nil: context.Canceled). With cause ErrNotHeld it
 // marks the lock lost.
-func (l *Lock) stopKeepAlive(cause error) {
-	l.mu.Lock()
+func (h *hold) stopKeepAlive(cause error) {
+	h.mu.Lock()
 	if cause != nil {
-		l.lost = true
+		h.lost = true
 	}
-	ka := l.alive
+	ka := h.alive
 	if ka == nil || ka.stopped {
-		l.mu.Unlock()
+		h.mu.Unlock()
 		return
 	}
 	ka.stopped = true
 	cancels := ka.cancels
 	ka.cancels = nil
-	l.mu.Unlock()
+	h.mu.Unlock()
 	close(ka.stop)
 	for _, c := range cancels {
 		c(cause)

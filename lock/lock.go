@@ -342,7 +342,7 @@ func check(name string, ttl time.Duration) error {
 }
 
 func (lk *Locker) newLock(name string, ttl time.Duration) *Lock {
-	l := &Lock{lk: lk, name: name, token: uuid.NewString(), ttl: ttl}
+	l := &Lock{lk: lk, name: name, token: uuid.NewString(), hold: hold{ttl: ttl}}
 	l.owner = lk.ownerKey(name)
 	l.grant = lk.grantPrefix(name) + l.token
 	// acquire: owner, fence, queue, waiters, grant; release adds the grant
@@ -415,13 +415,7 @@ type Lock struct {
 	// fence on the grant key (its release deletes it).
 	queued, kept bool
 
-	mu       sync.Mutex
-	fence    int64
-	ttl      time.Duration
-	expiry   time.Time // local, conservative: sent-at + ttl of the last success
-	released bool
-	lost     bool // KeepAlive found it lost
-	alive    *keepAlive
+	hold
 }
 
 // granted records the lock handed over by a release; the grant carries the

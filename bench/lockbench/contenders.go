@@ -54,7 +54,10 @@ type contender struct {
 	note string
 	// limit marks the physical limit's row: no lock, so neither mutual
 	// exclusion nor the scenario's work applies to it.
-	limit      bool
+	limit bool
+	// shared marks a contender whose holders share the lock (readers of a
+	// read/write lock): mutual exclusion is not checked.
+	shared     bool
 	newSession func(rdb *redis.Client, prefix, name string, cnt *counters) session
 }
 
@@ -128,6 +131,41 @@ func (s *riaSession) lock(ctx context.Context) error {
 }
 
 func (s *riaSession) unlock(ctx context.Context) error { return s.l.Release(ctx) }
+
+// ---- ria's read/write lock, read side ----
+
+type riaReadSession struct {
+	rw *lock.RWLock
+	h  *lock.RWHold
+}
+
+// riaRead is ria's RWLock taken shared: RLock waits like Acquire, but
+// readers do not exclude each other.
+func riaRead() contender {
+	return contender{
+		name:   "ria-rwlock-read",
+		shared: true,
+		note:   fmt.Sprintf("RW(name).RLock(ttl %v, WithWait(%v)): readers share the lock, each with its own lease", ttl, wait),
+		newSession: func(rdb *redis.Client, prefix, name string, _ *counters) session {
+			lk, err := lock.New(rdb, lock.WithPrefix(prefix+"ria:"))
+			if err != nil {
+				panic(err) // the prefix is ours
+			}
+			return &riaReadSession{rw: lk.RW(name)}
+		},
+	}
+}
+
+func (s *riaReadSession) lock(ctx context.Context) error {
+	var err error
+	s.h, err = s.rw.RLock(ctx, ttl, lock.WithWait(wait))
+	if errors.Is(err, lock.ErrNotObtained) {
+		return fmt.Errorf("%w: %w", errNotObtained, err)
+	}
+	return err
+}
+
+func (s *riaReadSession) unlock(ctx context.Context) error { return s.h.Release(ctx) }
 
 // ---- bsm/redislock ----
 

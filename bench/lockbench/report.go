@@ -123,7 +123,7 @@ func printReport(w io.Writer, sc scenario, res [][]result, verbose bool) {
 
 	fmt.Fprintln(w)
 	for i, s := range sums[1 : len(sums)-1] {
-		report.RatioLine(w, sc.name, "ria", names[i+1], ria.acq, s.acq, "successful acquisitions/s")
+		report.RatioLine(w, sc.name, names[0], names[i+1], ria.acq, s.acq, "successful acquisitions/s")
 	}
 	for i, s := range sums[:len(sums)-1] {
 		fmt.Fprintf(w, "%s: %s reaches %s of the physical limit (acq/s vs PING/s at the same concurrency, medians: %.0f vs %.0f)\n",

@@ -1,7 +1,8 @@
 // Command lock runs the book's marketplace purchase (Redis in Action 6.2.3,
 // purchase_item_with_lock) protected by a ria lock: five buyers race for one
 // item; the lock makes the check-then-transfer atomic, so exactly one buys it
-// and no money is created or lost.
+// and no money is created or lost. Then readers and a seller share the
+// catalog through a read/write lock.
 //
 //	go run ./examples/lock                       # embedded miniredis
 //	REDIS_URL=redis://127.0.0.1:6379/0 go run ./examples/lock
@@ -99,6 +100,69 @@ func run() error {
 	fmt.Printf("items left on the market: %d, total funds: %d (was %d)\n", left, total, 125*len(buyers))
 	if len(winners) != 1 || total != 125*len(buyers) || left != 0 {
 		return errors.New("invariant broken")
+	}
+	return browse(ctx, rdb, locker, prefix)
+}
+
+// browse shares the market's catalog through a read/write lock: eight
+// readers read it at once, while a seller relists it five times under the
+// write lock, writing its two fields in two commands. No reader sees a
+// half-made relisting (the two fields always agree).
+func browse(ctx context.Context, rdb redis.UniversalClient, locker *lock.Locker, prefix string) error {
+	catalog := prefix + "catalog"
+	if err := rdb.HSet(ctx, catalog, "version", 0, "listed", 0).Err(); err != nil {
+		return err
+	}
+	rw := locker.RW("catalog")
+	var (
+		wg          sync.WaitGroup
+		mu          sync.Mutex
+		reads, torn int
+		errs        []error
+	)
+	for range 8 {
+		wg.Go(func() {
+			for range 10 {
+				err := rw.DoRead(ctx, 10*time.Second, func(ctx context.Context, _ *lock.RWHold) error {
+					v, err := rdb.HMGet(ctx, catalog, "version", "listed").Result()
+					if err != nil {
+						return err
+					}
+					mu.Lock()
+					defer mu.Unlock()
+					reads++
+					if v[0] != v[1] {
+						torn++
+					}
+					return nil
+				}, lock.WithWait(10*time.Second))
+				if err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+					return
+				}
+			}
+		})
+	}
+	for i := 1; i <= 5; i++ {
+		err := rw.DoWrite(ctx, 10*time.Second, func(ctx context.Context, _ *lock.RWHold) error {
+			if err := rdb.HSet(ctx, catalog, "version", i).Err(); err != nil {
+				return err
+			}
+			return rdb.HSet(ctx, catalog, "listed", i).Err() // a second command: not atomic alone
+		}, lock.WithWait(10*time.Second))
+		if err != nil {
+			return err
+		}
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	fmt.Printf("catalog: %d reads by 8 readers beside 5 relistings, torn reads: %d\n", reads, torn)
+	if torn != 0 {
+		return errors.New("a reader saw a half-made relisting")
 	}
 	return nil
 }
