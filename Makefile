@@ -1,7 +1,7 @@
 # ria: make test is what CI runs (.ci/run); make examples is where to start.
 GO ?= go
 
-.PHONY: all test test-loaded vet examples bench benchdata redis cover fuzz
+.PHONY: all test test-loaded vet examples bench benchdata redis cover fuzz screenshots
 
 all: test
 
@@ -40,6 +40,12 @@ test-loaded: redis vet
 	  echo "== loaded run $$r of $(RUNS)"; \
 	  RIA_REQUIRE_REDIS=1 $(GO) test -race -count=1 -timeout 30m ./... || exit 1; \
 	done
+
+# screenshots: every page of the queue dashboard (examples/dashboard) in
+# headless Chromium (Debian's chromium, installed when missing, as root),
+# into DIR (default /tmp/ria-screenshots).
+screenshots:
+	bash scripts/screenshots.sh $(or $(DIR),/tmp/ria-screenshots)
 
 # examples: run every program in examples/ on an embedded miniredis, on the
 # server at REDIS_URL (redis://host:port/db), or on the Redis Cluster whose

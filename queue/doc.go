@@ -204,11 +204,22 @@
 //
 // [Group.Stats] counts the tasks ready (per queue), delayed, in flight and
 // dead; [Group.Task] tells one task's state, payload, attempts and last
-// error; [Group.Dead] pages the dead letters; [Group.Requeue] and
-// [Group.Cancel] act on one task. A worker reports every run of a task to
-// a [Metrics] ([WithMetrics]): its result (ok, retry, dead, given back)
-// and the handler's time; [ExpvarMetrics] publishes those counts and a
-// group's gauges through expvar, with no new dependency.
+// error. [Group.List] pages the tasks in one state, with their payloads,
+// failed attempts, last errors and times, in one read-only script (every
+// task listed was in that state at one moment): the ready tasks of one
+// queue in the order workers take them, the group's delayed tasks by due
+// time, its running tasks by lease deadline, its dead tasks most recent
+// first. [Group.Delete] deletes a ready, delayed or dead task with all the
+// group keeps of it (its unique lock included), never a task in flight
+// ([ErrInFlight]); [Group.RunNow] makes a delayed or retrying task ready at
+// once, at the back of its queue, waking its workers; [Group.Requeue] puts
+// a dead task back; [Group.Cancel] deletes a delayed one; [Group.Pause]
+// and [Group.Resume] stop and restart a queue. Package queue/dashboard
+// serves all of this as a web page (an http.Handler). A worker reports
+// every run of a task to a [Metrics] ([WithMetrics]): its result (ok,
+// retry, dead, given back) and the handler's time; [ExpvarMetrics]
+// publishes those counts and a group's gauges through expvar, with no new
+// dependency.
 //
 // # Errors
 //
@@ -251,11 +262,12 @@
 //     marked, and the tick's nonce packed with the task it finds tells
 //     that this tick enqueued it: Tick still lists it (unless the task
 //     has finished by then).
-//   - [Group.Cancel], [Group.Requeue], [Group.Promote] and [Group.Recover]
-//     record their reply for the client's retry window (a small STRING
-//     key, <prefix>{G}:once:<nonce>), and a re-send gets the first run's
-//     answer: never [ErrNotFound] for a task it cancelled or requeued, and
-//     the count of what it moved.
+//   - [Group.Cancel], [Group.Requeue], [Group.Delete], [Group.RunNow],
+//     [Group.Promote] and [Group.Recover] record their reply for the
+//     client's retry window (a small STRING key, <prefix>{G}:once:<nonce>),
+//     and a re-send gets the first run's answer: never [ErrNotFound] for a
+//     task it cancelled, requeued, deleted or moved, and the count of what
+//     it moved.
 //   - A worker's take carries a lease token new for every take, and
 //     records (took:<worker>, for a lease) the IDs it took. A re-send of it,
 //     by go-redis or by the worker after go-redis gave up (with the same
@@ -281,7 +293,11 @@
 //     outcome means the task runs again).
 //   - An idle worker takes (1 round trip, then BLPOP again) at least once
 //     per lease: a short lease makes idle workers wake that often.
-//   - [Group.Cancel] removes delayed tasks only, not ready or running ones.
+//   - [Group.Cancel] removes delayed tasks only; [Group.Delete] removes
+//     ready, delayed and dead ones (a ready one costs a scan of its
+//     queue's ready list), never one in flight. [Group.List] cannot filter
+//     the group's delayed, running and dead sets by queue (each task's
+//     Queue tells it).
 //   - Cron specs are evaluated in UTC only (no time zone, so no daylight
 //     saving); their resolution is the minute.
 //   - [Group.EnqueueBatch] writes the whole batch (at most [MaxBatch]
@@ -294,7 +310,7 @@
 //   - A handler that ignores its context's cancellation at shutdown is left
 //     running; its task is given back, so it may run twice.
 //   - Numbers that reach Redis are bounded: [MaxRetries], [MaxDelay],
-//     [MaxBatch], [MaxDeadLimit], [MaxDeadPage], [MaxConcurrency],
+//     [MaxBatch], [MaxDeadLimit], [MaxDeadPage], [MaxListPage], [MaxConcurrency],
 //     [MaxPrefetch], [MaxLease].
 //
 // # Keys
@@ -384,7 +400,8 @@
 //     of other tasks nothing more.
 //   - [Group.Pause], [Group.Resume], [Group.Paused] 1 each.
 //   - [Scheduler.Tick] 1 for all schedules (see Periodic tasks for cron).
-//   - [Group.Cancel], [Group.Requeue], [Group.Stats], [Group.Dead], [Group.Task] 1 each;
+//   - [Group.Cancel], [Group.Requeue], [Group.Delete], [Group.RunNow], [Group.Stats], [Group.Dead],
+//     [Group.Task], [Group.List] 1 each;
 //     [Group.Promote] and [Group.Recover] 1 per 100 tasks (at least 1).
 //
 // # Redis Cluster
