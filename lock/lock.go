@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"hash/maphash"
 	"log/slog"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -220,57 +219,74 @@ func (lk *Locker) Acquire(ctx context.Context, name string, ttl time.Duration, o
 
 // acquire is Acquire's wait for l.
 func (lk *Locker) acquire(ctx context.Context, l *Lock, o acquireOptions) (*Lock, error) {
-	name, ttl := l.name, l.ttl
-	var deadline time.Time
-	if o.waitSet {
-		deadline = time.Now().Add(o.wait)
-	}
 	l.queued = true
-	hot := lk.hint(name)
-	ok, err := wait.Queue(ctx, lk.rdb, deadline, wait.Turn{
+	err := lk.waitTurn(ctx, fmt.Sprintf("acquire %q", l.name), lk.hint(l.name), o, wait.Turn{
 		GrantKey:  l.grantKey(),
 		GrantRole: "lock grant",
-		Lease:     ttl,
-		Hot:       hot.Load(),
+		Lease:     l.ttl,
 		Attempt: func(ctx context.Context, left time.Duration) (bool, time.Duration, error) {
-			lk.event("attempt")
-			ok, retry, err := l.attempt(ctx, left, false)
-			if err == nil && !ok {
-				hot.Store(true)
-				lk.event("queued")
-			}
-			return ok, retry, err
+			return l.attempt(ctx, left, false)
 		},
-		AttemptIn: func(ctx context.Context, p redis.Pipeliner, left time.Duration) func() (bool, time.Duration, error) {
-			lk.event("attempt")
-			read := l.attemptIn(ctx, p, left)
-			return func() (bool, time.Duration, error) {
-				ok, retry, err := read()
-				if err == nil {
-					hot.Store(!ok)
-				}
-				return ok, retry, err
-			}
-		},
-		Granted: l.granted,
+		AttemptIn: l.attemptIn,
+		Granted:   l.granted,
 		Leave: func(ctx context.Context) error {
-			lk.event("leave")
 			_, err := l.release(ctx, true, true, "")
 			return err
 		},
 		GiveBack: func() { lk.giveBack(l) },
 	})
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// waitTurn waits in a lock's FIFO queue (wait.Queue) for the turn t, with
+// the Locker's events and the lock's contention hint hot; what names the
+// call in errors. It returns nil once the lock is held.
+func (lk *Locker) waitTurn(ctx context.Context, what string, hot *atomic.Bool, o acquireOptions, t wait.Turn) error {
+	var deadline time.Time
+	if o.waitSet {
+		deadline = time.Now().Add(o.wait)
+	}
+	attempt, attemptIn, leave := t.Attempt, t.AttemptIn, t.Leave
+	t.Hot = hot.Load()
+	t.Attempt = func(ctx context.Context, left time.Duration) (bool, time.Duration, error) {
+		lk.event("attempt")
+		ok, retry, err := attempt(ctx, left)
+		if err == nil && !ok {
+			hot.Store(true)
+			lk.event("queued")
+		}
+		return ok, retry, err
+	}
+	t.AttemptIn = func(ctx context.Context, p redis.Pipeliner, left time.Duration) func() (bool, time.Duration, error) {
+		lk.event("attempt")
+		read := attemptIn(ctx, p, left)
+		return func() (bool, time.Duration, error) {
+			ok, retry, err := read()
+			if err == nil {
+				hot.Store(!ok)
+			}
+			return ok, retry, err
+		}
+	}
+	t.Leave = func(ctx context.Context) error {
+		lk.event("leave")
+		return leave(ctx)
+	}
+	ok, err := wait.Queue(ctx, lk.rdb, deadline, t)
 	switch {
 	case ok:
-		return l, nil
+		return nil
 	case errors.Is(err, ria.ErrOutcomeUnknown):
-		return nil, fmt.Errorf("lock: acquire %q: %w", name, err)
+		return fmt.Errorf("lock: %s: %w", what, err)
 	case ctx.Err() != nil:
-		return nil, fmt.Errorf("lock: acquire %q: %w", name, errors.Join(ErrNotObtained, err))
+		return fmt.Errorf("lock: %s: %w", what, errors.Join(ErrNotObtained, err))
 	case err != nil && !wait.Transient(err):
-		return nil, fmt.Errorf("lock: acquire %q: %w", name, err)
+		return fmt.Errorf("lock: %s: %w", what, err)
 	default:
-		return nil, fmt.Errorf("lock: acquire %q: %w", name, errors.Join(ErrNotObtained, err))
+		return fmt.Errorf("lock: %s: %w", what, errors.Join(ErrNotObtained, err))
 	}
 }
 
@@ -301,34 +317,7 @@ func (lk *Locker) Do(ctx context.Context, name string, ttl time.Duration, fn fun
 	if err != nil {
 		return err
 	}
-	held := l.KeepAlive(ctx)
-	defer func() {
-		l.stopKeepAlive(nil)
-		// Lost: KeepAlive found the lock taken, or its last confirmed TTL
-		// ran out without a successful extension.
-		lost := l.isLost() || !time.Now().Before(l.expiryTime())
-		if !lost {
-			rctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), l.expiryTime())
-			rerr := l.Release(rctx)
-			cancel()
-			switch {
-			case errors.Is(rerr, ErrNotHeld):
-				lost = true
-			case rerr != nil:
-				err = errors.Join(err, rerr)
-			}
-		} else {
-			l.markReleased()
-		}
-		if lost && !errors.Is(err, ErrNotHeld) {
-			if err == nil {
-				err = fmt.Errorf("lock: do %q: lost while fn ran: %w", name, ErrNotHeld)
-			} else {
-				err = fmt.Errorf("lock: do %q: lost while fn ran (%w): %w", name, ErrNotHeld, err)
-			}
-		}
-	}()
-	return fn(held, l)
+	return l.run(ctx, fmt.Sprintf("do %q", name), l.Extend, l.Release, func(ctx context.Context) error { return fn(ctx, l) })
 }
 
 func check(name string, ttl time.Duration) error {
@@ -424,13 +413,9 @@ func (l *Lock) granted(fence string, since time.Time, kept bool) error {
 	// The release that handed it over took the waiter's place out of the
 	// queue; the value stays on the grant key after a plain wait.
 	l.queued, l.kept = false, l.kept || kept
-	f, err := strconv.ParseInt(fence, 10, 64)
-	if err != nil {
-		return fmt.Errorf("lock: acquire %q: malformed grant %q: %w", l.name, fence, err)
+	if err := l.setGrant(fence, since); err != nil {
+		return fmt.Errorf("lock: acquire %q: %w", l.name, err)
 	}
-	l.mu.Lock()
-	l.fence, l.expiry = f, since.Add(l.ttl)
-	l.mu.Unlock()
 	return nil
 }
 
@@ -526,30 +511,6 @@ func (l *Lock) Fence() int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.fence
-}
-
-func (l *Lock) lease() time.Duration {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.ttl
-}
-
-func (l *Lock) expiryTime() time.Time {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.expiry
-}
-
-func (l *Lock) isLost() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.lost
-}
-
-func (l *Lock) markReleased() {
-	l.mu.Lock()
-	l.released = true
-	l.mu.Unlock()
 }
 
 // Release gives the lock up if this holder still has it, in one round

@@ -5,14 +5,12 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/ria-go/ria"
 	"github.com/ria-go/ria/internal/keys"
 	"github.com/ria-go/ria/internal/script"
 	"github.com/ria-go/ria/internal/wait"
@@ -161,56 +159,23 @@ func (rw *RWLock) acquire(ctx context.Context, ttl time.Duration, write bool, op
 
 // wait is RLock's and Lock's wait for h.
 func (rw *RWLock) wait(ctx context.Context, h *RWHold, o acquireOptions) (*RWHold, error) {
-	op := rwOp(h.write)
-	var deadline time.Time
-	if o.waitSet {
-		deadline = time.Now().Add(o.wait)
-	}
 	h.queued = true
-	ok, err := wait.Queue(ctx, rw.lk.rdb, deadline, wait.Turn{
+	err := rw.lk.waitTurn(ctx, fmt.Sprintf("%s %q", rwOp(h.write), rw.name), rw.hot, o, wait.Turn{
 		GrantKey:  h.grant,
 		GrantRole: "lock rw grant",
 		Lease:     h.ttl,
-		Hot:       rw.hot.Load(),
 		Attempt: func(ctx context.Context, left time.Duration) (bool, time.Duration, error) {
-			rw.lk.event("attempt")
-			ok, retry, err := h.attempt(ctx, left, false)
-			if err == nil && !ok {
-				rw.hot.Store(true)
-				rw.lk.event("queued")
-			}
-			return ok, retry, err
+			return h.attempt(ctx, left, false)
 		},
-		AttemptIn: func(ctx context.Context, p redis.Pipeliner, left time.Duration) func() (bool, time.Duration, error) {
-			rw.lk.event("attempt")
-			read := h.attemptIn(ctx, p, left)
-			return func() (bool, time.Duration, error) {
-				ok, retry, err := read()
-				if err == nil {
-					rw.hot.Store(!ok)
-				}
-				return ok, retry, err
-			}
-		},
-		Granted: h.granted,
-		Leave: func(ctx context.Context) error {
-			rw.lk.event("leave")
-			return h.leave(ctx)
-		},
-		GiveBack: func() { rw.giveBack(h) },
+		AttemptIn: h.attemptIn,
+		Granted:   h.granted,
+		Leave:     h.leave,
+		GiveBack:  func() { rw.giveBack(h) },
 	})
-	switch {
-	case ok:
-		return h, nil
-	case errors.Is(err, ria.ErrOutcomeUnknown):
-		return nil, fmt.Errorf("lock: %s %q: %w", op, rw.name, err)
-	case ctx.Err() != nil:
-		return nil, fmt.Errorf("lock: %s %q: %w", op, rw.name, errors.Join(ErrNotObtained, err))
-	case err != nil && !wait.Transient(err):
-		return nil, fmt.Errorf("lock: %s %q: %w", op, rw.name, err)
-	default:
-		return nil, fmt.Errorf("lock: %s %q: %w", op, rw.name, errors.Join(ErrNotObtained, err))
+	if err != nil {
+		return nil, err
 	}
+	return h, nil
 }
 
 // DoRead runs fn while holding the lock shared, as [Locker.Do] does for
@@ -240,32 +205,7 @@ func (rw *RWLock) do(ctx context.Context, ttl time.Duration, write bool, fn func
 	if err != nil {
 		return err
 	}
-	held := h.KeepAlive(ctx)
-	defer func() {
-		h.stopKeepAlive(nil)
-		lost := h.isLost() || !time.Now().Before(h.expiryTime())
-		if !lost {
-			rctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), h.expiryTime())
-			rerr := h.Release(rctx)
-			cancel()
-			switch {
-			case errors.Is(rerr, ErrNotHeld):
-				lost = true
-			case rerr != nil:
-				err = errors.Join(err, rerr)
-			}
-		} else {
-			h.markReleased()
-		}
-		if lost && !errors.Is(err, ErrNotHeld) {
-			if err == nil {
-				err = fmt.Errorf("lock: %s %q: lost while fn ran: %w", op, rw.name, ErrNotHeld)
-			} else {
-				err = fmt.Errorf("lock: %s %q: lost while fn ran (%w): %w", op, rw.name, ErrNotHeld, err)
-			}
-		}
-	}()
-	return fn(held, h)
+	return h.run(ctx, fmt.Sprintf("%s %q", op, rw.name), h.Extend, h.Release, func(ctx context.Context) error { return fn(ctx, h) })
 }
 
 func (rw *RWLock) newHold(ttl time.Duration, write bool) *RWHold {
@@ -335,30 +275,6 @@ func (h *RWHold) mode() string {
 	return "r"
 }
 
-func (h *RWHold) lease() time.Duration {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.ttl
-}
-
-func (h *RWHold) expiryTime() time.Time {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.expiry
-}
-
-func (h *RWHold) isLost() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.lost
-}
-
-func (h *RWHold) markReleased() {
-	h.mu.Lock()
-	h.released = true
-	h.mu.Unlock()
-}
-
 func (h *RWHold) acquireKeys() []string {
 	k := h.rw.k
 	return []string{k.writer, k.readers, k.fence, k.queue, k.waiters, k.grant, h.grant}
@@ -423,13 +339,9 @@ func (h *RWHold) attempted(res []int64, sent time.Time) (bool, time.Duration, er
 // fence.
 func (h *RWHold) granted(fence string, since time.Time, kept bool) error {
 	h.queued, h.kept = false, h.kept || kept
-	f, err := strconv.ParseInt(fence, 10, 64)
-	if err != nil {
-		return fmt.Errorf("lock: %s %q: malformed grant %q: %w", rwOp(h.write), h.rw.name, fence, err)
+	if err := h.setGrant(fence, since); err != nil {
+		return fmt.Errorf("lock: %s %q: %w", rwOp(h.write), h.rw.name, err)
 	}
-	h.mu.Lock()
-	h.fence, h.expiry = f, since.Add(h.ttl)
-	h.mu.Unlock()
 	return nil
 }
 

@@ -3,6 +3,8 @@ package lock
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -18,6 +20,77 @@ type hold struct {
 	released bool
 	lost     bool // KeepAlive found it lost
 	alive    *keepAlive
+}
+
+func (h *hold) lease() time.Duration {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.ttl
+}
+
+func (h *hold) expiryTime() time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.expiry
+}
+
+func (h *hold) isLost() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.lost
+}
+
+func (h *hold) markReleased() {
+	h.mu.Lock()
+	h.released = true
+	h.mu.Unlock()
+}
+
+// setGrant records the fence of a grant handed over by a release; its TTL
+// started after since, so since+ttl is a safe expiry estimate.
+func (h *hold) setGrant(fence string, since time.Time) error {
+	f, err := strconv.ParseInt(fence, 10, 64)
+	if err != nil {
+		return fmt.Errorf("malformed grant %q: %w", fence, err)
+	}
+	h.mu.Lock()
+	h.fence, h.expiry = f, since.Add(h.ttl)
+	h.mu.Unlock()
+	return nil
+}
+
+// run runs fn while the hold is kept alive (its ctx is cancelled, with
+// cause ErrNotHeld, if the hold is lost) and always releases it after, as
+// [Locker.Do] documents; what names the call in errors.
+func (h *hold) run(ctx context.Context, what string, extend func(context.Context, time.Duration) error, release func(context.Context) error, fn func(ctx context.Context) error) (err error) {
+	held := h.keepAlive(ctx, extend)
+	defer func() {
+		h.stopKeepAlive(nil)
+		// Lost: KeepAlive found the lock taken, or its last confirmed TTL
+		// ran out without a successful extension.
+		lost := h.isLost() || !time.Now().Before(h.expiryTime())
+		if !lost {
+			rctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), h.expiryTime())
+			rerr := release(rctx)
+			cancel()
+			switch {
+			case errors.Is(rerr, ErrNotHeld):
+				lost = true
+			case rerr != nil:
+				err = errors.Join(err, rerr)
+			}
+		} else {
+			h.markReleased()
+		}
+		if lost && !errors.Is(err, ErrNotHeld) {
+			if err == nil {
+				err = fmt.Errorf("lock: %s: lost while fn ran: %w", what, ErrNotHeld)
+			} else {
+				err = fmt.Errorf("lock: %s: lost while fn ran (%w): %w", what, ErrNotHeld, err)
+			}
+		}
+	}()
+	return fn(held)
 }
 
 // keepAlive is one extension loop and the contexts bound to it.
