@@ -83,9 +83,10 @@ func WithPrefix(p string) Option { return func(o *options) { o.prefix = p } }
 // DB is one IP-range data set, named, that imports replace as a whole. It
 // is safe for concurrent use.
 type DB struct {
-	rdb  Client
-	name string
-	keys keys.Space
+	rdb    Client
+	name   string
+	keys   keys.Space
+	ranges string // rangesKey, built once: a lookup's only key
 }
 
 // New returns the data set name on rdb.
@@ -103,10 +104,12 @@ func New(rdb Client, name string, opts ...Option) (*DB, error) {
 	if err := keys.CheckEntity("data set name", name); err != nil {
 		return nil, fmt.Errorf("geoip: new: %w", err)
 	}
-	return &DB{rdb: rdb, name: name, keys: keys.New(o.prefix)}, nil
+	db := &DB{rdb: rdb, name: name, keys: keys.New(o.prefix)}
+	db.ranges = db.keys.Key(name, "ranges")
+	return db, nil
 }
 
-func (db *DB) rangesKey() string          { return db.keys.Key(db.name, "ranges") }
+func (db *DB) rangesKey() string          { return db.ranges }
 func (db *DB) versionKey() string         { return db.keys.Key(db.name, "version") }
 func (db *DB) stagingKey(v string) string { return db.keys.Key(db.name, "staging:"+v) }
 func (db *DB) recordsPrefix() string      { return db.keys.Key(db.name, "records:") }
@@ -134,7 +137,7 @@ func (db *DB) Lookup(ctx context.Context, addr netip.Addr) (Range, error) {
 		return Range{}, err
 	}
 	if rs[0] == nil {
-		return Range{}, fmt.Errorf("geoip: lookup %v: %w", addr, ErrNotFound)
+		return Range{}, notFound{addr}
 	}
 	return *rs[0], nil
 }
@@ -176,10 +179,21 @@ func (db *DB) LookupMany(ctx context.Context, addrs []netip.Addr) ([]*Range, err
 	return nil, err
 }
 
+// notFound is Lookup's error for an address in no range: it wraps
+// ErrNotFound and names the address, formatted only when read (a lookup
+// that misses is as common as one that hits, and as cheap).
+type notFound struct{ addr netip.Addr }
+
+func (e notFound) Error() string {
+	return "geoip: lookup " + e.addr.String() + ": " + ErrNotFound.Error()
+}
+func (e notFound) Unwrap() error { return ErrNotFound }
+
 // top follows an address in a range bound: every member that starts with
-// the address sorts before it (members hold no 0xff byte after their
-// addresses' 32 bytes, see checkRef).
-var top = strings.Repeat("\xff", 32+maxRef)
+// the address sorts before it. After its 16-byte start a member holds its
+// 16-byte end, whose bytes may be 0xff, then a reference of printable ASCII
+// (see checkRef), which sorts before 0xff.
+var top = strings.Repeat("\xff", 17)
 
 func (db *DB) lookup(ctx context.Context, addrs []netip.Addr) ([]*Range, bool, error) {
 	key := db.rangesKey()
