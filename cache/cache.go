@@ -174,6 +174,8 @@ type Cache[T any] struct {
 	waiting   atomic.Int64 // Gets blocked on a wake list (read by tests)
 
 	beforeBlock func() // test hook: called between a waiter's registration and its BLMOVE
+
+	near *near // WithNear; nil: off
 }
 
 // flightShards is the number of shards of Cache.flights.
@@ -200,9 +202,12 @@ type flight struct {
 
 // New returns the cache name of values of type T, backed by rdb. Options:
 // [WithTTL], [WithCodec], [WithPrefix], [WithLease], [WithRefreshAhead],
-// [WithStaleGrace], [WithLogger]. Every process that shares name (and
-// prefix) must use the same type, codec and TTL options. It returns an error
-// for an invalid name or option; a nil rdb is a programmer error and panics.
+// [WithStaleGrace], [WithLogger], [WithNear]. Every process that shares name
+// (and prefix) must use the same type, codec and TTL options, and all or
+// none of them WithNear. It returns an error for an invalid name or option
+// (WithNear with a *redis.Ring, or a client without Subscribe); a nil rdb
+// is a programmer error and panics. With WithNear, New starts a goroutine
+// that [Cache.Close] stops.
 func New[T any](rdb Client, name string, opts ...Option) (*Cache[T], error) {
 	if rdb == nil {
 		panic("cache: New with nil client")
@@ -211,7 +216,7 @@ func New[T any](rdb Client, name string, opts ...Option) (*Cache[T], error) {
 		return nil, err
 	}
 	o, err := build("cache "+name, []string{"WithPrefix", "WithTTL", "WithCodec", "WithLease",
-		"WithRefreshAhead", "WithStaleGrace", "WithLogger"}, opts)
+		"WithRefreshAhead", "WithStaleGrace", "WithLogger", "WithNear"}, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -221,11 +226,22 @@ func New[T any](rdb Client, name string, opts ...Option) (*Cache[T], error) {
 	if o.refresh >= o.ttl {
 		return nil, fmt.Errorf("cache: cache %s: refresh window %v: must be shorter than the ttl %v", name, o.refresh, o.ttl)
 	}
-	return &Cache[T]{
+	var sub subscriber
+	if o.nearSize > 0 {
+		if sub, err = nearSubscriber(rdb); err != nil {
+			return nil, fmt.Errorf("cache: cache %s: %w", name, err)
+		}
+	}
+	c := &Cache[T]{
 		rdb: rdb, name: name, keys: keys.New(o.prefix), codec: o.codec,
 		ttl: o.ttl, lease: o.lease, refresh: o.refresh, grace: o.grace, logger: o.logger, leaseArg: ms(o.lease),
 		seed: maphash.MakeSeed(), refreshing: map[string]struct{}{},
-	}, nil
+	}
+	if sub != nil {
+		c.near = newNear(o.nearSize, o.nearStale, c.nearChannel(), c.log)
+		c.near.start(sub)
+	}
+	return c, nil
 }
 
 // Name returns the cache's name.
@@ -272,6 +288,10 @@ func (c *Cache[T]) Name() string { return c.name }
 // otherwise. A key of another type where the entry should be gives a
 // [*ria.KeyError].
 //
+// With [WithNear], a key held in the near cache is returned from memory,
+// decoded, with no round trip (see "Near cache" in the package doc), and
+// a Get that reads Redis fills it.
+//
 // The first round trip both reads the entry and, on a miss, takes its
 // lease: SET val <lease marker> NX PX lease GET, which answers a hit with
 // the value, like a GET (with PTTL in the same round trip when refresh or
@@ -289,6 +309,14 @@ func (c *Cache[T]) Get(ctx context.Context, key string, load func(ctx context.Co
 	}
 	if load == nil {
 		return zero, fmt.Errorf("cache: get %q: nil load function", key)
+	}
+	if c.near != nil {
+		if payload, ok := c.near.lookup(key); ok {
+			if v, err := c.decode(payload); err == nil {
+				return v, nil
+			}
+			c.near.drop(key) // cannot happen: it was decoded when cached
+		}
 	}
 	return c.shared(ctx, key, load)
 }
@@ -340,7 +368,14 @@ func (c *Cache[T]) shared(ctx context.Context, key string, load func(context.Con
 		}
 		sh.mu.Unlock()
 	}()
-	v, payload, err := c.get(ctx, key, load, nil)
+	var t nearTicket
+	if c.near != nil {
+		t = c.near.begin(key)
+	}
+	v, payload, fresh, err := c.getNear(ctx, key, load, nil)
+	if c.near != nil {
+		c.near.finish(key, t, payload, fresh, err == nil)
+	}
 	f.payload, f.err = payload, err
 	f.retry = err != nil && ctx.Err() != nil // not the followers' problem
 	return v, err
@@ -377,6 +412,9 @@ func (c *Cache[T]) follow(ctx context.Context, done, stale <-chan struct{}) erro
 // stale after a Set or Delete: Gets that joined it look again, later ones
 // do not join it, and its leader does not remove its successor.
 func (c *Cache[T]) invalidate(key string) {
+	if c.near != nil {
+		c.near.drop(key)
+	}
 	sh := c.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -406,7 +444,8 @@ func (c *Cache[T]) Set(ctx context.Context, key string, v T) error {
 		return fmt.Errorf("cache: set %q: %w", key, err)
 	}
 	k := c.entryKeys(key)
-	_, err = storeScript.Int64(ctx, c.rdb, k.keys(), "s", "", payload, ms(c.ttl+c.grace), ms(c.lease), inlineMax, c.refreshFlag())
+	ch, msg := c.nearArgs(key)
+	_, err = storeScript.Int64(ctx, c.rdb, k.keys(), "s", "", payload, ms(c.ttl+c.grace), ms(c.lease), inlineMax, c.refreshFlag(), ch, msg)
 	c.invalidate(key) // also on error: the script may have run
 	if err != nil {
 		return fmt.Errorf("cache: set %q: %w", key, script.Unknown(err))
@@ -424,7 +463,8 @@ func (c *Cache[T]) Delete(ctx context.Context, key string) error {
 		return err
 	}
 	k := c.entryKeys(key)
-	_, err := releaseScript.Int64(ctx, c.rdb, k.keys(), "d", "", ms(c.lease), 0, c.refreshFlag())
+	ch, msg := c.nearArgs(key)
+	_, err := releaseScript.Int64(ctx, c.rdb, k.keys(), "d", "", ms(c.lease), 0, c.refreshFlag(), ch, msg)
 	c.invalidate(key) // also on error: the script may have run
 	if err != nil {
 		return fmt.Errorf("cache: delete %q: %w", key, script.Unknown(err))
@@ -540,7 +580,29 @@ func parseStep(name string, v any) (step, error) {
 }
 
 func (c *Cache[T]) get(ctx context.Context, key string, load func(context.Context) (T, error), bad *string) (T, string, error) {
+	v, payload, _, err := c.getNear(ctx, key, load, bad)
+	return v, payload, err
+}
+
+// getNear is get, and also returns until when the value returned is fresh
+// in Redis, as far as is known (zero: unknown or not fresh), for the near
+// cache: the time the Get began plus the entry's PTTL read in the same
+// round trip as the value, or plus the TTL for a value stored after the
+// Get began (by it, or by the loader it waited for), less the refresh
+// window and the grace.
+func (c *Cache[T]) getNear(ctx context.Context, key string, load func(context.Context) (T, error), bad *string) (T, string, time.Time, error) {
 	var zero T
+	var base time.Time
+	if c.near != nil {
+		base = c.near.now()
+	}
+	// loaded is the freshness of a value stored after base.
+	loaded := func(stored bool) time.Time {
+		if !stored || base.IsZero() {
+			return time.Time{}
+		}
+		return base.Add(c.ttl - c.refresh)
+	}
 	// A hit needs the val key only: the others are built on a miss.
 	var k entryKeys
 	k.val = c.valKey(key)
@@ -554,18 +616,20 @@ func (c *Cache[T]) get(ctx context.Context, key string, load func(context.Contex
 	token := marker[len(markPrefix):]
 	for {
 		if err := ctx.Err(); err != nil {
-			return zero, "", fmt.Errorf("cache: get %q: %w", key, err)
+			return zero, "", time.Time{}, fmt.Errorf("cache: get %q: %w", key, err)
 		}
 		var (
 			cur        string
 			found, due bool
+			left       = pttlUnknown
 			err        error
 		)
 		if bad != nil {
 			cur, found, err = c.take(ctx, keys(), marker, *bad)
 			bad = nil
 		} else {
-			cur, found, due, err = c.claim(ctx, k.val, marker)
+			cur, found, left, err = c.claim(ctx, k.val, marker)
+			due = c.isDue(left)
 		}
 		if err != nil {
 			if !isKeyError(err) {
@@ -573,23 +637,27 @@ func (c *Cache[T]) get(ctx context.Context, key string, load func(context.Contex
 				// lost: give it back so that nobody waits for it.
 				c.releaseLease(ctx, keys(), token)
 			}
-			return zero, "", fmt.Errorf("cache: get %q: %w", key, err)
+			return zero, "", time.Time{}, fmt.Errorf("cache: get %q: %w", key, err)
 		}
+		var fresh time.Time
 		if !found {
-			return c.load(ctx, key, keys(), token, load)
+			v, payload, stored, err := c.load(ctx, key, keys(), token, load)
+			return v, payload, loaded(stored), err
 		}
 		if tok, _, ok := parseMark(cur); ok {
 			if tok == token { // our own claim, re-sent after a lost reply
-				return c.load(ctx, key, keys(), token, load)
+				v, payload, stored, err := c.load(ctx, key, keys(), token, load)
+				return v, payload, loaded(stored), err
 			}
 			payload, ok, err := c.waitFor(ctx, keys(), tok)
 			if err != nil {
-				return zero, "", fmt.Errorf("cache: get %q: %w", key, err)
+				return zero, "", time.Time{}, fmt.Errorf("cache: get %q: %w", key, err)
 			}
 			if !ok {
 				continue // look again
 			}
-			cur, due = payload, false
+			cur, due, left = payload, false, pttlUnknown
+			fresh = loaded(true)
 		}
 		v, err := c.decode(cur)
 		if err != nil {
@@ -599,8 +667,12 @@ func (c *Cache[T]) get(ctx context.Context, key string, load func(context.Contex
 		}
 		if due {
 			c.checkDue(ctx, key, load)
+		} else if left > 0 && !base.IsZero() {
+			fresh = base.Add(left - c.refresh - c.grace)
+		} else if left == -1 && !base.IsZero() { // no TTL: SET by hand
+			fresh = base.Add(c.near.maxStale)
 		}
-		return v, cur, nil
+		return v, cur, fresh, nil
 	}
 }
 
@@ -610,8 +682,9 @@ func (c *Cache[T]) get(ctx context.Context, key string, load func(context.Contex
 // false: nothing, and the caller now holds the lease), and for a value
 // whether it is due for refresh (within the refresh window of its end, or
 // stale).
-func (c *Cache[T]) claim(ctx context.Context, val, marker string) (cur string, found, due bool, err error) {
-	if c.refresh+c.grace == 0 {
+func (c *Cache[T]) claim(ctx context.Context, val, marker string) (cur string, found bool, left time.Duration, err error) {
+	left = pttlUnknown
+	if c.refresh+c.grace == 0 && c.near == nil {
 		cur, err = c.rdb.Do(ctx, "set", val, marker, "nx", "px", c.leaseArg, "get").Text()
 	} else {
 		p := c.rdb.Pipeline()
@@ -619,18 +692,21 @@ func (c *Cache[T]) claim(ctx context.Context, val, marker string) (cur string, f
 		pttl := p.PTTL(ctx, val)
 		_, _ = p.Exec(ctx)
 		cur, err = set.Text()
-		if left, perr := pttl.Result(); err == nil && perr == nil {
-			due = c.isDue(left)
+		if p, perr := pttl.Result(); err == nil && perr == nil {
+			left = p // -1ns: no TTL, -2ns: missing (go-redis keeps them)
 		}
 	}
 	switch {
 	case err == redis.Nil:
-		return "", false, false, nil
+		return "", false, pttlUnknown, nil
 	case err != nil:
-		return "", false, false, script.WrongType(ctx, c.rdb, err, val, "cache entry", "string")
+		return "", false, pttlUnknown, script.WrongType(ctx, c.rdb, err, val, "cache entry", "string")
 	}
-	return cur, true, due, nil
+	return cur, true, left, nil
 }
+
+// pttlUnknown is claim's answer when it did not read the entry's PTTL.
+const pttlUnknown = time.Duration(-3)
 
 // take runs take.lua: it replaces the undecodable payload bad by the
 // caller's lease marker, unless the entry changed meanwhile. It returns
@@ -693,8 +769,8 @@ func (c *Cache[T]) isDue(pttl time.Duration) bool {
 }
 
 // load runs the loader as the lease holder and stores its value, which it
-// returns with its encoding.
-func (c *Cache[T]) load(ctx context.Context, key string, k entryKeys, token string, load func(context.Context) (T, error)) (T, string, error) {
+// returns with its encoding and whether it was stored.
+func (c *Cache[T]) load(ctx context.Context, key string, k entryKeys, token string, load func(context.Context) (T, error)) (T, string, bool, error) {
 	var zero T
 	done := false
 	defer func() {
@@ -706,13 +782,13 @@ func (c *Cache[T]) load(ctx context.Context, key string, k entryKeys, token stri
 	done = true
 	if err != nil {
 		c.releaseLease(ctx, k, token)
-		return zero, "", fmt.Errorf("cache: get %q: load: %w", key, err)
+		return zero, "", false, fmt.Errorf("cache: get %q: load: %w", key, err)
 	}
-	payload, err := c.store(ctx, key, k, "l", token, v)
+	payload, stored, err := c.store(ctx, key, k, "l", token, v)
 	switch {
 	case errors.Is(err, errEncode):
 		c.releaseLease(ctx, k, token)
-		return zero, "", fmt.Errorf("cache: get %q: %w", key, err)
+		return zero, "", false, fmt.Errorf("cache: get %q: %w", key, err)
 	case err != nil:
 		// The store may not have run: give the lease back (if the store
 		// ran, the entry holds the value and this changes nothing), so
@@ -721,7 +797,7 @@ func (c *Cache[T]) load(ctx context.Context, key string, k entryKeys, token stri
 		c.releaseLease(ctx, k, token)
 		c.log().WarnContext(ctx, "cache: loaded value not stored", "cache", c.name, "key", key, "err", err)
 	}
-	return v, payload, nil
+	return v, payload, stored, nil
 }
 
 // loadLogged runs load as c.load does, in the background: an error, or a
@@ -736,7 +812,7 @@ func (c *Cache[T]) loadLogged(ctx context.Context, key string, k entryKeys, toke
 			c.log().WarnContext(ctx, "cache: background load failed", "cache", c.name, "key", key, "err", err)
 		}
 	}()
-	_, _, err = c.load(ctx, key, k, token, load)
+	_, _, _, err = c.load(ctx, key, k, token, load)
 }
 
 var errEncode = errors.New("encode")
@@ -755,19 +831,21 @@ func (c *Cache[T]) encode(v T) (string, error) {
 }
 
 // store stores v as the holder of the lease (mode "l") or refresh lease
-// ("r") token and returns its encoding. A lease that is no longer ours (the
+// ("r") token and returns its encoding and whether it was stored (the
+// store publishes the near cache invalidation of key). A lease that is no longer ours (the
 // load outlasted it, or a Set or Delete came first) is not an error: the
 // value is just not stored (logged at debug level). The value is loaded and
 // the waiters are owed it (or a wake-up), so ctx ending does not stop it:
 // if ctx has ended before or during the store, the store runs (again: it
 // is idempotent) for at most a second, as the releases do. While ctx lasts
 // it runs under ctx, which costs no timer on this hot path.
-func (c *Cache[T]) store(ctx context.Context, key string, k entryKeys, mode, token string, v T) (string, error) {
+func (c *Cache[T]) store(ctx context.Context, key string, k entryKeys, mode, token string, v T) (string, bool, error) {
 	payload, err := c.encode(v)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
-	args := []any{mode, token, payload, ms(c.ttl + c.grace), ms(c.lease), inlineMax, c.refreshFlag()}
+	ch, msg := c.nearArgs(key)
+	args := []any{mode, token, payload, ms(c.ttl + c.grace), ms(c.lease), inlineMax, c.refreshFlag(), ch, msg}
 	var n int64
 	err = ctx.Err()
 	if err == nil {
@@ -779,12 +857,12 @@ func (c *Cache[T]) store(ctx context.Context, key string, k entryKeys, mode, tok
 		n, err = storeScript.Int64(sctx, c.rdb, k.keys(), args...)
 	}
 	if err != nil {
-		return payload, script.Unknown(err)
+		return payload, false, script.Unknown(err)
 	}
 	if n == 0 {
 		c.log().DebugContext(ctx, "cache: lease lost before the store; value not stored", "cache", c.name, "key", key)
 	}
-	return payload, nil
+	return payload, n == 1, nil
 }
 
 // releaseLease gives the entry's lease token back (best effort, at most
@@ -880,7 +958,10 @@ func (c *Cache[T]) refreshHeld(ctx context.Context, key string, k entryKeys, tok
 		v, err = load(ctx)
 	}()
 	if err == nil {
-		_, err = c.store(ctx, key, k, "r", token, v)
+		_, _, err = c.store(ctx, key, k, "r", token, v)
+		if c.near != nil { // its own invalidation is not heard: drop the key here
+			c.near.drop(key)
+		}
 	}
 	if err != nil {
 		c.log().WarnContext(ctx, "cache: background refresh failed", "cache", c.name, "key", key, "err", err)

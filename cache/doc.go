@@ -1,6 +1,7 @@
 // Package cache holds the read- and write-caching patterns of the usage blog
 // (seeds/004): a typed read-through cache with stampede protection across
-// processes and stale-while-revalidate, counters restored from the system of
+// processes, stale-while-revalidate and an optional in-process near cache
+// invalidated across processes, counters restored from the system of
 // record when Redis loses them, a once-per-window guard, a GCRA rate
 // limiter (the go-redis/redis_rate contract), latest-N lists, top-N
 // rankings, and a batch that reads all of these in one round trip.
@@ -118,6 +119,70 @@
 //     Guard.Allow needs Redis 7.0 or later (SET with both NX and GET), as
 //     does Get (the same command).
 //
+// # Near cache
+//
+// [WithNear](size, maxStale) puts an in-process near cache in front of
+// Redis (what Redisson's RLocalCachedMap gives): a Get of a key this
+// process read lately returns from memory, with no round trip; a miss
+// there is today's Get (one load per key across processes still), which
+// fills it.
+//
+//	jobs, _ := cache.New[Job](rdb, "jobs", cache.WithNear(10_000, 5*time.Second))
+//	defer jobs.Close() // stops the invalidation subscriber
+//
+// How it behaves:
+//
+//   - Bounded: at most size entries, evicted by CLOCK (second chance, O(1)
+//     amortised: a hit sets a bit under a read lock). An entry holds the
+//     encoded value, so each hit decodes its own copy, as a Get from Redis
+//     does, and memory is about size × (key + encoded value).
+//   - Never older than Redis says: an entry is served until the earliest
+//     of maxStale after the read that filled it began, and the end of the
+//     entry's fresh time in Redis as known then (its PTTL, read in the same
+//     round trip as the value, less the refresh window and the stale
+//     grace; for a value stored by this Get or the loader it waited for,
+//     the TTL less the refresh window). An entry due for refresh or stale
+//     is not kept near, so refresh ahead and stale grace work as without.
+//   - Invalidated across processes: every write through a Cache of the
+//     name (Set, Delete, a loader's store, a background refresh's store)
+//     PUBLISHes the key on the channel <prefix>{N}:near from inside its own
+//     script, so the write costs no extra round trip; each near cache of
+//     the name subscribes to it (one Pub/Sub connection per Cache, and a
+//     goroutine that [Cache.Close] stops) and drops the key when it hears
+//     it. A process's own Set and Delete drop its entry before they
+//     return, without waiting for their message.
+//   - No stale fill: every key being read for the near cache carries a
+//     version that an invalidation of the key bumps, and a flush an epoch;
+//     a read that began before the invalidation or flush is not cached even
+//     if it lands after it.
+//   - Staleness bound. After another process changes a key through this
+//     package, this process's near cache drops it once the invalidation
+//     arrives: normally within the Pub/Sub latency (the server pushes it
+//     to the subscriber as the write's script runs). Pub/Sub delivers at
+//     most once: if the invalidation is lost, a value may be served up to
+//     maxStale after another process changed it, never longer. When the subscription
+//     breaks or is made again (connection lost, server restart, failover,
+//     a ping unanswered for 5 s), the near cache is emptied and is not used
+//     until the subscription is confirmed, since anything could have been
+//     missed meanwhile.
+//   - Not heard: writes made outside the package (a plain SET by another
+//     program, an EXPIRE, a FLUSHDB) and writes of a process whose Cache of
+//     the name lacks WithNear (it publishes nothing: give every process
+//     WithNear) are bounded by maxStale only.
+//   - Costs: a near miss reads the entry's PTTL with it (1 round trip, 2
+//     commands); each write runs one PUBLISH more in its script; each near
+//     cache holds one Pub/Sub connection. On a Cluster, PUBLISH is
+//     broadcast to every node over the cluster bus (each write reaches
+//     each node once, subscribed or not); sharded Pub/Sub (SPUBLISH) would
+//     keep it on one node, but a script may only SPUBLISH to a channel of
+//     its own slot, the entry's, so a near cache would need one channel per
+//     slot, 16,384 SSUBSCRIBEs, followed across slot migrations. Not on a
+//     *redis.Ring (New refuses it) or any client over independent servers
+//     (a shard.Router): a script's PUBLISH reaches the subscribers of its
+//     own server only.
+//   - [Batch] reads go to Redis (one round trip for the whole batch) and
+//     do not fill the near cache, except the misses they load through Get.
+//
 // # Lost replies
 //
 // go-redis re-sends a command whose reply was lost (a dropped connection, a
@@ -131,6 +196,8 @@
 //     the background refresh check, Counter.Set, Guard.Allow (SET key <nonce> NX PX GET:
 //     a re-send finds its own nonce and answers true), Top.Add (ZADD of the
 //     same score), Counter.Get (INCRBY 0; a restore lease names its taker).
+//     With [WithNear], a re-sent Set or Delete publishes its invalidation
+//     again (a key dropped twice: harmless); a re-sent store, none.
 //   - Answered from a record: [Limiter.AllowN] records the reply of a call
 //     it let through (under the once key below, for the same window), so
 //     a re-send is never counted twice; a refused call writes nothing.
@@ -178,6 +245,8 @@
 //	                                     clock), PX until then
 //	cache:{N:K}:latest           LIST    a Latest list, encoded values, newest first
 //	cache:{N:K}:top              ZSET    a Top ranking: encoded members scored
+//	cache:{N}:near               channel a Cache's near cache invalidations (WithNear):
+//	                                     a 16-hex-digit writer id, then K
 //	cache:{N:K}:once:<nonce>     STRING  the reply of one Counter.Incr, restore,
 //	                                     Latest.Push, Top.Incr or allowed Limiter.AllowN,
 //	                                     for its re-sends; PX
@@ -208,8 +277,13 @@
 //	               a Get that joins another Get of its process: 0
 //	               due for refresh: 1, and 1 in the background to take the
 //	               refresh lease, then the reload and its store
-//	Cache.Set      1 [EVALSHA: GET, SET, and as the store]
-//	Cache.Delete   1 [EVALSHA: GET, DEL, and as the store]
+//	Cache.Set      1 [EVALSHA: GET, SET, and as the store; with WithNear,
+//	               PUBLISH]
+//	Cache.Delete   1 [EVALSHA: GET, DEL, and as the store; with WithNear,
+//	               PUBLISH]
+//	Cache.Get      with WithNear: a near hit 0; a near miss as above, the
+//	               hit's SET NX PX GET with PTTL in the same round trip [2];
+//	               the store of a miss PUBLISHes too
 //	Counter.Incr   1 [EVALSHA: GET and SET of its record, EXISTS (with a
 //	               restore function), INCRBY, PEXPIRE]; missing: restorer 2,
 //	               waiter 3 (look, wait, add); a caller waiting for another

@@ -36,3 +36,12 @@ local function wake(list, elem, ms)
   redis.call('rpush', list, elem)
   redis.call('pexpire', list, ms)
 end
+
+-- invalidate(channel, msg): publish a near cache invalidation (near.go),
+-- unless channel is '' or absent (the cache has no near cache). PUBLISH,
+-- not SPUBLISH: on a Cluster it reaches the subscribers of every node.
+local function invalidate(channel, msg)
+  if channel and channel ~= '' then
+    redis.call('publish', channel, msg)
+  end
+end

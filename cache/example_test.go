@@ -218,3 +218,33 @@ func ExampleLimiter_Allow() {
 	// allowed 1, remaining 0, retry after -1ns
 	// allowed 0, remaining 0, retry after 20s
 }
+
+func ExampleWithNear() {
+	srv, _ := miniredis.Run()
+	defer srv.Close()
+	ctx := context.Background()
+	// Two processes, each with its own client and near cache.
+	rdbA := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdbA.Close()
+	rdbB := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdbB.Close()
+	a, _ := cache.New[string](rdbA, "prices", cache.WithNear(1000, 2*time.Second))
+	defer a.Close()
+	b, _ := cache.New[string](rdbB, "prices", cache.WithNear(1000, 2*time.Second))
+	defer b.Close() // stops its invalidation subscriber
+
+	load := func(context.Context) (string, error) { return "10", nil }
+	v, _ := b.Get(ctx, "gold", load) // loaded and stored; later Gets in b cost no round trip
+	fmt.Println("b reads", v)
+	_ = a.Set(ctx, "gold", "11") // publishes an invalidation of "gold" in its script
+	// b drops "gold" when the invalidation arrives (at once, normally; 2s
+	// after its read at the latest, if the invalidation were lost).
+	for deadline := time.Now().Add(10 * time.Second); v != "11" && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+		v, _ = b.Get(ctx, "gold", load)
+	}
+	fmt.Println("b reads", v)
+	// Output:
+	// b reads 10
+	// b reads 11
+}

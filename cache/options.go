@@ -24,8 +24,8 @@ const (
 	// MaxDuration bounds every duration the package takes (TTLs, leases,
 	// windows, grace): 10 years.
 	MaxDuration = 10 * 365 * 24 * time.Hour
-	// MaxN bounds the length of a [Latest] list and the members a [Top]
-	// read returns.
+	// MaxN bounds the length of a [Latest] list, the members a [Top]
+	// read returns, and the size of a near cache ([WithNear]).
 	MaxN = 1 << 20
 )
 
@@ -48,7 +48,10 @@ type options struct {
 	refresh time.Duration
 	grace   time.Duration
 	logger  *slog.Logger
-	given   []string // names of the options given, to reject those that do not apply
+	// near cache (WithNear): size 0 is off
+	nearSize  int
+	nearStale time.Duration
+	given     []string // names of the options given, to reject those that do not apply
 }
 
 func (o *options) mark(name string) { o.given = append(o.given, name) }
@@ -106,6 +109,23 @@ func WithLogger(l *slog.Logger) Option {
 	return func(o *options) { o.logger = l; o.mark("WithLogger") }
 }
 
+// WithNear gives a [Cache] a near cache: an in-process cache of at most
+// size entries in front of Redis, so that a Get of a key read lately costs
+// no round trip. An entry is served for at most maxStale after it was read
+// from Redis, and never past the end of its fresh time there (its TTL, less
+// the refresh window and stale grace) as known when it was read. Every
+// write through a Cache of the same name (Set, Delete, a loader's store, a
+// background refresh) publishes an invalidation in its own script, and
+// every near cache of that name drops the key when it hears it; see "Near
+// cache" in the package doc for the staleness bound. Every process that
+// shares the name must give WithNear (sizes may differ): the writes of one
+// that does not publish nothing. size is at least 1 and at most [MaxN];
+// maxStale at least 1ms. Call [Cache.Close] when done with the Cache: it
+// stops the subscriber goroutine. The client must not be a *redis.Ring.
+func WithNear(size int, maxStale time.Duration) Option {
+	return func(o *options) { o.nearSize, o.nearStale = size, maxStale; o.mark("WithNear") }
+}
+
 // build applies opts for the constructor kind, which accepts the options
 // named in allowed, and checks the common ones.
 func build(kind string, allowed []string, opts []Option) (options, error) {
@@ -134,6 +154,12 @@ func build(kind string, allowed []string, opts []Option) (options, error) {
 	errs = appendRange(errs, "lease", o.lease, time.Millisecond)
 	errs = appendRange(errs, "refresh window", o.refresh, 0)
 	errs = appendRange(errs, "stale grace", o.grace, 0)
+	if slices.Contains(o.given, "WithNear") {
+		if o.nearSize < 1 || o.nearSize > MaxN {
+			errs = append(errs, fmt.Errorf("near cache size %d: must be 1 to %d", o.nearSize, MaxN))
+		}
+		errs = appendRange(errs, "near cache max staleness", o.nearStale, time.Millisecond)
+	}
 	if o.logger == nil && slices.Contains(o.given, "WithLogger") {
 		errs = append(errs, errors.New("nil logger"))
 	}

@@ -9,6 +9,8 @@
 -- KEYS[1] val   KEYS[2] refresh lease   KEYS[3] wake list prefix (see store.lua)
 -- ARGV[1] mode   ARGV[2] the caller's token ('d': unused)   ARGV[3] wake list ttl ms
 -- ARGV[4] 'r': hold ms   ARGV[5] '1' when the cache refreshes in the background
+-- ARGV[6] 'd': near cache invalidation channel ('' or absent: publish nothing)
+-- ARGV[7] 'd': its message, PUBLISHed whether or not there was an entry
 -- returns 1 done, 0 the lease was not the caller's
 local cur, bad = read(KEYS[1], 'cache entry')
 if bad then return bad end
@@ -42,5 +44,8 @@ if ARGV[1] == 'd' and held then
 end
 if list then
   wake(list, 'r', ARGV[3])
+end
+if ARGV[1] == 'd' then
+  invalidate(ARGV[6], ARGV[7])
 end
 return 1

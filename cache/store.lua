@@ -13,6 +13,8 @@
 -- ARGV[3] payload   ARGV[4] entry ttl ms   ARGV[5] wake list ttl ms
 -- ARGV[6] largest payload that travels in a wake list
 -- ARGV[7] '1' when the cache refreshes in the background (refresh or grace)
+-- ARGV[8] near cache invalidation channel ('' or absent: publish nothing)
+-- ARGV[9] its message (the writer's origin id .. key), PUBLISHed after the write
 -- returns 1 stored, 0 not stored: the lease is no longer the caller's
 local cur, bad = read(KEYS[1], 'cache entry')
 if bad then return bad end
@@ -43,4 +45,5 @@ if list then
     wake(list, 'r', ARGV[5])
   end
 end
+invalidate(ARGV[8], ARGV[9])
 return 1

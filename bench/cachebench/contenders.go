@@ -86,9 +86,10 @@ func (msgpackCodec) Marshal(v any) ([]byte, error)      { return msgpack.Marshal
 func (msgpackCodec) Unmarshal(data []byte, v any) error { return msgpack.Unmarshal(data, v) }
 
 type riaProc struct {
-	c *cache.Cache[Job]
-	g *cache.Guard
-	l *cache.Limiter
+	c    *cache.Cache[Job]
+	near bool // c has a near cache
+	g    *cache.Guard
+	l    *cache.Limiter
 }
 
 func riaCache(name, codecNote string, codec cache.Codec) contender {
@@ -101,6 +102,42 @@ func riaCache(name, codecNote string, codec cache.Codec) contender {
 			c, err := cache.New[Job](rdb, "jobs", cache.WithPrefix(prefix+"ria:"), cache.WithTTL(ttl), cache.WithCodec(codec))
 			return &riaProc{c: c}, err
 		},
+	}
+}
+
+// nearSize is the near (local) cache size of the near-hit scenarios: room
+// for every hit key.
+const nearSize = 2 * hitKeys
+
+func riaNear(name, codecNote string, codec cache.Codec) contender {
+	return contender{
+		name: name,
+		note: "cache.New[Job](WithTTL(1h), WithCodec(" + codecNote + "), WithNear(2000, 1m)).Get: a hit in the near cache " +
+			"decodes the value kept encoded in memory (no round trip); every write publishes an invalidation that the " +
+			"other processes' near caches hear (Pub/Sub), maxStale 1m bounds a lost one",
+		newProc: func(rdb *redis.Client, prefix string) (proc, error) {
+			c, err := cache.New[Job](rdb, "jobs", cache.WithPrefix(prefix+"ria:"), cache.WithTTL(ttl), cache.WithCodec(codec),
+				cache.WithNear(nearSize, time.Minute))
+			return &riaProc{c: c, near: true}, err
+		},
+	}
+}
+
+// waitReady waits until the near cache, if any, is subscribed (it serves
+// hits only then).
+func (p *riaProc) waitReady(ctx context.Context) error {
+	for deadline := time.Now().Add(10 * time.Second); p.near && !p.c.NearReady(); {
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return errors.New("near cache not subscribed")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return nil
+}
+
+func (p *riaProc) close() {
+	if p.c != nil {
+		_ = p.c.Close()
 	}
 }
 
@@ -161,6 +198,19 @@ func goRedisCache() contender {
 			"GET, on a miss Do + SET; singleflight within a process only; msgpack, s2-compressed from 64 bytes",
 		newProc: func(rdb *redis.Client, prefix string) (proc, error) {
 			return &goCacheProc{c: gocache.New(&gocache.Options{Redis: rdb}), prefix: prefix + "gocache:"}, nil
+		},
+	}
+}
+
+func goRedisCacheLocal() contender {
+	return contender{
+		name: "go-redis/cache+local",
+		note: "cache.New(&Options{Redis: rdb, LocalCache: NewTinyLFU(2000, 1m)}).Once(...): a hit in the local " +
+			"TinyLFU cache decodes the value kept encoded in memory (no round trip); no invalidation across processes " +
+			"(a value changed elsewhere is served until its local TTL, 1m here)",
+		newProc: func(rdb *redis.Client, prefix string) (proc, error) {
+			return &goCacheProc{c: gocache.New(&gocache.Options{Redis: rdb, LocalCache: gocache.NewTinyLFU(nearSize, time.Minute)}),
+				prefix: prefix + "gocache:"}, nil
 		},
 	}
 }

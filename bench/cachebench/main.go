@@ -74,6 +74,18 @@ func cacheContenders() []contender {
 	}
 }
 
+// nearContenders are those of the near-hit scenarios: ria with and without
+// its near cache, and go-redis/cache with its local cache (the library
+// compared with).
+func nearContenders() []contender {
+	return []contender{
+		riaNear("ria-near", "JSON (default)", cache.JSON),
+		riaNear("ria-near-msgpack", "msgpack", msgpackCodec{}),
+		riaCache("ria", "JSON (default)", cache.JSON),
+		goRedisCacheLocal(),
+	}
+}
+
 func scenarios() []scenario {
 	return []scenario{
 		{
@@ -83,6 +95,14 @@ func scenarios() []scenario {
 		{
 			name: "hit-parallel", kind: kindHit, goroutines: 32, clients: 2, contenders: cacheContenders(),
 			title: fmt.Sprintf("32 goroutines over 2 clients (2 processes): Get of one of %d cached keys", hitKeys),
+		},
+		{
+			name: "near-hit", kind: kindHit, goroutines: 1, clients: 1, contenders: nearContenders(),
+			title: fmt.Sprintf("1 goroutine, 1 client: Get of one of %d cached keys, with a near (local) cache of %d entries", hitKeys, nearSize),
+		},
+		{
+			name: "near-hit-parallel", kind: kindHit, goroutines: 32, clients: 2, contenders: nearContenders(),
+			title: fmt.Sprintf("32 goroutines over 2 clients (2 processes): Get of one of %d cached keys, with a near (local) cache of %d entries", hitKeys, nearSize),
 		},
 		{
 			name: "miss", kind: kindMiss, goroutines: 1, clients: 1, contenders: cacheContenders(),
@@ -218,6 +238,20 @@ func measure(ctx context.Context, e *server.Env, sc scenario, c contender, tag s
 			return result{}, err
 		}
 		procs[i] = p
+	}
+	defer func() { // stop near cache subscribers
+		for _, p := range procs {
+			if c, ok := p.(interface{ close() }); ok {
+				c.close()
+			}
+		}
+	}()
+	for _, p := range procs {
+		if w, ok := p.(interface{ waitReady(context.Context) error }); ok {
+			if err := w.waitReady(ctx); err != nil {
+				return result{}, err
+			}
+		}
 	}
 	l := &loader{}
 	if sc.kind == kindStampede {

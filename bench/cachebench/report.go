@@ -162,5 +162,10 @@ Library settings
   processes. ria: Get coalesces within one Cache too, and across processes with its
   lease and wake list. redis_rate is a GCRA rate limiter; Rate 1, Burst 1, Period 1m
   makes it allow one call per key per minute, the guard's semantics.
+  near-hit scenarios: ria-near is cache.WithNear(2000, 1m): hits served from memory
+  until invalidated (every write through ria publishes the key; Pub/Sub) or 1m after
+  their read; go-redis/cache+local is its TinyLFU local cache (2000, 1m): hits served
+  from memory for 1m, with no invalidation across processes. Both keep values encoded
+  and decode each hit. The limit row is still a Redis GET: local hits exceed it.
 `)
 }

@@ -2,8 +2,9 @@
 // cache package: a read-through cache that 20 concurrent callers in four
 // "processes" hit on a miss (one load), a job-views counter restored from the
 // system of record after Redis lost it, the password-reset guard, the latest
-// and top job views, and the blog's get_cache: a session and the view counts
-// of a page of jobs read in one round trip.
+// and top job views, the blog's get_cache: a session and the view counts
+// of a page of jobs read in one round trip, and a near cache in two
+// processes kept fresh by invalidations.
 //
 //	go run ./examples/cache                       # embedded miniredis
 //	REDIS_URL=redis://127.0.0.1:6379/0 go run ./examples/cache
@@ -223,7 +224,65 @@ func run() error {
 	if trips != 1 || s.User != "ann" {
 		return errors.New("invariant broken: the batch took more than one round trip")
 	}
+
+	// 6. Near cache: two processes (a Cache each) keep the jobs they read
+	// in memory; a Set in one invalidates the other's copy through Pub/Sub.
+	if err := nearCache(ctx, rdb, rt, opt); err != nil {
+		return err
+	}
 	return clean(ctx, rdb)
+}
+
+// nearCache runs part 6: a near cache in each of two processes.
+func nearCache(ctx context.Context, rdb redis.UniversalClient, rt *roundTrips, opt cache.Option) error {
+	var procs [2]*cache.Cache[job]
+	for i := range procs {
+		c, err := cache.New[job](rdb, "near-jobs", opt, cache.WithTTL(time.Minute), cache.WithNear(1000, 5*time.Second))
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		procs[i] = c
+	}
+	a, b := procs[0], procs[1]
+	for deadline := time.Now().Add(10 * time.Second); !a.NearReady() || !b.NearReady(); {
+		if time.Now().After(deadline) {
+			return errors.New("near caches not subscribed")
+		}
+		time.Sleep(time.Millisecond) // subscribing at startup
+	}
+	load := func(context.Context) (job, error) { return job{ID: "7", Title: "Gopher"}, nil }
+	var (
+		j   job
+		err error
+	)
+	first := rt.Delta(func() { j, err = b.Get(ctx, "7", load) })
+	if err != nil {
+		return err
+	}
+	second := rt.Delta(func() { j, err = b.Get(ctx, "7", load) })
+	if err != nil {
+		return err
+	}
+	fmt.Printf("near cache: process B reads job 7 %q in %d round trips, then from memory in %d\n", j.Title, first, second)
+	if err := a.Set(ctx, "7", job{ID: "7", Title: "Staff Gopher"}); err != nil {
+		return err
+	}
+	start := time.Now()
+	for j.Title != "Staff Gopher" {
+		if time.Since(start) > 10*time.Second {
+			return errors.New("invariant broken: the invalidation never reached process B")
+		}
+		time.Sleep(time.Millisecond) // the invalidation is on its way
+		if j, err = b.Get(ctx, "7", load); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("near cache: process A sets job 7 to %q; process B reads it after the invalidation (maxStale 5s bounds a lost one)\n", j.Title)
+	if second != 0 {
+		return errors.New("invariant broken: a near cache hit took a round trip")
+	}
+	return nil
 }
 
 // roundTrips is a redis.Hook that counts the requests a client sends: one
