@@ -136,6 +136,9 @@ type Client interface {
 	LRange(ctx context.Context, key string, start, stop int64) *redis.StringSliceCmd
 	ZRevRangeWithScores(ctx context.Context, key string, start, stop int64) *redis.ZSliceCmd
 	Pipeline() redis.Pipeliner
+	// TxPipelined runs Limiter.Allow in MULTI/EXEC, which go-redis never
+	// re-sends.
+	TxPipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
 }
 
 var (

@@ -198,10 +198,11 @@
 //     same score), Counter.Get (INCRBY 0; a restore lease names its taker).
 //     With [WithNear], a re-sent Set or Delete publishes its invalidation
 //     again (a key dropped twice: harmless); a re-sent store, none.
-//   - Answered from a record: [Limiter.AllowN] records the reply of a call
-//     it let through (under the once key below, for the same window), so
-//     a re-send is never counted twice; a refused call writes nothing.
-//     [Counter.Incr], the restore's final set,
+//   - Never re-sent: [Limiter.AllowN] runs its script in MULTI/EXEC, which
+//     go-redis does not send again once written, so a request is never
+//     counted twice; a lost reply is an error wrapping ria.ErrOutcomeUnknown
+//     (counted once or not at all), and nothing is recorded.
+//   - Answered from a record: [Counter.Incr], the restore's final set,
 //     [Latest.Push] and [Top.Incr] run once-scripts: the first run records
 //     its reply under a key of its own call, <prefix>{N:K}:once:<nonce>, a
 //     STRING that lives for the client's retry window, and a re-send is
@@ -248,7 +249,7 @@
 //	cache:{N}:near               channel a Cache's near cache invalidations (WithNear):
 //	                                     a 16-hex-digit writer id, then K
 //	cache:{N:K}:once:<nonce>     STRING  the reply of one Counter.Incr, restore,
-//	                                     Latest.Push, Top.Incr or allowed Limiter.AllowN,
+//	                                     Latest.Push or Top.Incr,
 //	                                     for its re-sends; PX
 //	                                     the client's retry window
 //
@@ -292,8 +293,8 @@
 //	Counter.Set    1 [EVALSHA: TYPE, SET PX]
 //	Counter.Keys   1 per 1,000 keys of the database, per node (SCAN)
 //	Guard.Allow    1 (SET NX PX GET) [1]
-//	Limiter.AllowN 1 [EVALSHA: GET of the record, GET, TIME, and when
-//	               allowed SET of the TAT and of the record]; Reset 1 (DEL)
+//	Limiter.AllowN 1 [MULTI, EVALSHA: GET, TIME, and when allowed SET of
+//	               the TAT; EXEC]; Reset 1 (DEL)
 //	Latest.Push    1 [EVALSHA: GET and SET of its record, TYPE, LPUSH, LTRIM,
 //	               PEXPIRE with a TTL]
 //	Latest.List    1

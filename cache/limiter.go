@@ -16,7 +16,7 @@ import (
 var (
 	//go:embed rate.lua
 	rateLua string
-	// rateScript moves a TAT on; it keeps its own reply record.
+	// rateScript moves a TAT on; it runs in MULTI/EXEC (RunTx).
 	rateScript = script.New("cache rate", rateLua)
 )
 
@@ -102,20 +102,13 @@ func (l *Limiter) Allow(ctx context.Context, key string, limit Limit) (RateResul
 
 // AllowN lets n requests on key through if limit allows them all now, and
 // says how many more it would, or when to retry; n = 0 only reads. One
-// round trip: a script on Redis's clock. A call that go-redis re-sent
-// after a lost reply is answered from the record of its first run, so
-// requests are never counted twice; if every attempt lost its reply, the
-// error wraps [ria.ErrOutcomeUnknown]. A key holding another type gives a
-// [*ria.KeyError]. A bad limit or n is an error, and nothing is counted.
-//
-// Each call let through keeps its record (about 200 bytes) for the
-// client's retry window, 52 s with go-redis's defaults (see "Lost
-// replies" in the package doc): at 1,000 allowed calls a second, about
-// 10 MB. That record is also most of its cost next to redis_rate, which
-// keeps none and counts a re-sent request twice (measured: 0.5-0.74x of
-// redis_rate's calls/s with records, 0.8-1.4x without). A client with
-// MaxRetries -1 keeps none: a lost reply is then an error whose outcome is
-// unknown.
+// round trip: a script on Redis's clock, in MULTI/EXEC, which go-redis
+// never sends twice, so requests are never counted twice (redis_rate's
+// script is re-sent after a lost reply, and counts the request again); a
+// lost reply is an error wrapping [ria.ErrOutcomeUnknown] (the requests
+// were counted once or not at all). It keeps no record. A key holding
+// another type gives a [*ria.KeyError]. A bad limit or n is an error, and
+// nothing is counted.
 func (l *Limiter) AllowN(ctx context.Context, key string, limit Limit, n int) (RateResult, error) {
 	if err := checkKey("limiter allow", key); err != nil {
 		return RateResult{}, err
@@ -127,10 +120,10 @@ func (l *Limiter) AllowN(ctx context.Context, key string, limit Limit, n int) (R
 		return RateResult{}, fmt.Errorf("cache: limiter %s allow %q: n %d: want 0 to %d", l.name, key, n, MaxRate)
 	}
 	e := l.name + ":" + key
-	v, err := rateScript.Run(ctx, l.rdb, []string{l.keys.Key(e, "rate"), l.keys.Once(e)},
-		limit.Rate, limit.Period.Microseconds(), limit.Burst, n, script.ReplayWindow(l.rdb).Milliseconds())
+	v, err := rateScript.RunTx(ctx, l.rdb, []string{l.keys.Key(e, "rate")},
+		limit.Rate, limit.Period.Microseconds(), limit.Burst, n)
 	if err != nil {
-		return RateResult{}, fmt.Errorf("cache: limiter %s allow %q: %w", l.name, key, script.Unknown(err))
+		return RateResult{}, fmt.Errorf("cache: limiter %s allow %q: %w", l.name, key, err)
 	}
 	arr, ok := v.([]any)
 	if !ok || len(arr) != 4 {

@@ -101,30 +101,47 @@ func TestLimiter_concurrent(t *testing.T) {
 	})
 }
 
-// Lost replies: go-redis re-sends the script; the record answers, so each
-// request is counted once and the answers add up to the burst.
+// Lost replies: the script runs in MULTI/EXEC, which go-redis never sends
+// twice. A call whose EXEC reached Redis but whose reply was lost counted
+// its request once and says the outcome is unknown; one cut before its
+// EXEC counted nothing and says the same; a request is never counted
+// twice.
 func TestFaults_LimiterAllow(t *testing.T) {
 	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		rdb, _, f := b.FaultyClient()
 		l := newLimiter(t, b, rdb)
 		reader := newLimiter(t, b, b.Client)
-		_, err := reader.AllowN(ctx, "warm", cache.PerHour(1), 0)
+		_, err := l.AllowN(ctx, "warm", cache.PerHour(1), 0) // the script cached, the connections made
 		require.NoError(t, err)
 		h := redistest.NewHarness(t, f, "cache Limiter.Allow")
 		limit := cache.PerHour(20)
-		for i := range 25 {
-			var r cache.RateResult
-			h.Call(1+i%2, redistest.Scripts, func() { r, err = l.Allow(ctx, "k", limit) })
-			require.NoError(t, err)
-			want := 1
-			if i >= 20 {
-				want = 0
-			}
-			h.Check(r.Allowed == want, "request %d: allowed %d, want %d", i, r.Allowed, want)
+		remaining := func() int {
 			st, err := reader.AllowN(ctx, "k", limit, 0)
 			require.NoError(t, err)
-			h.Check(st.Remaining == max(19-i, 0), "request %d: remaining %d on the server, want %d", i, st.Remaining, max(19-i, 0))
+			return st.Remaining
+		}
+		for i := range 25 {
+			before := remaining()
+			match, what := redistest.Commands("exec"), "EXEC ran"
+			if i%2 == 1 {
+				match, what = redistest.Scripts, "cut before EXEC"
+			}
+			h.Call(1, match, func() { _, err = l.Allow(ctx, "k", limit) })
+			h.Check(errors.Is(err, ria.ErrOutcomeUnknown), "request %d (%s): %v, want an unknown outcome", i, what, err)
+			counted := before - remaining()
+			switch {
+			case i%2 == 1:
+				h.Check(counted == 0 || counted == 1 && before > 0, "request %d (%s): counted %d", i, what, counted)
+			case before > 0:
+				h.Check(counted == 1, "request %d (%s): counted %d, want once", i, what, counted)
+			default:
+				h.Check(counted == 0, "request %d (%s): counted %d with no room left", i, what, counted)
+			}
+			var r cache.RateResult
+			r, err = l.AllowN(ctx, "k", limit, 0) // the client works on after a cut
+			require.NoError(t, err)
+			h.Check(r.Remaining == remaining(), "request %d: remaining %d, the server says %d", i, r.Remaining, remaining())
 		}
 	})
 }

@@ -167,8 +167,8 @@ var rateLimit = cache.PerSecond(100)
 func riaLimiter() contender {
 	return contender{
 		name: "ria",
-		note: "cache.NewLimiter(...).Allow(ctx, key, PerSecond(100)): a GCRA once-script (TIME, GET, SET PX when allowed, " +
-			"and the reply record that answers a re-send after a lost reply)",
+		note: "cache.NewLimiter(...).Allow(ctx, key, PerSecond(100)): a GCRA script (TIME, GET, SET PX when allowed) in " +
+			"MULTI/EXEC, which go-redis never re-sends (a lost reply is an unknown outcome, never a double count)",
 		newProc: func(rdb *redis.Client, prefix string) (proc, error) {
 			l, err := cache.NewLimiter(rdb, "rate", cache.WithPrefix(prefix+"ria:"))
 			return &riaProc{l: l}, err

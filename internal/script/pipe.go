@@ -87,3 +87,47 @@ func Send(ctx context.Context, rdb Pipeliner, calls []*Call) {
 		c.Val, c.Err = v, err
 	}
 }
+
+// TxPipeliner is what [Script.RunTx] needs of a client.
+type TxPipeliner interface {
+	TxPipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
+}
+
+// RunTx runs s as [Script.Run] does, inside MULTI/EXEC, which go-redis
+// never sends again once it has written it: a call whose reply was lost is
+// not re-run by the client, and its error wraps ria.ErrOutcomeUnknown (the
+// script ran once or not at all). It serves a script whose effect must not
+// be doubled and that keeps no reply record of its own: one round trip,
+// two more commands on the server (MULTI, EXEC) instead of a record. The
+// keys must share a slot.
+func (s *Script) RunTx(ctx context.Context, c TxPipeliner, keys []string, args ...any) (any, error) {
+	if s.once {
+		panic("script " + s.name + ": RunTx of a once script")
+	}
+	var cmd *redis.Cmd
+	send := func(eval bool) {
+		_, _ = c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			if eval {
+				cmd = s.s.Eval(ctx, p, keys, args...)
+			} else {
+				cmd = s.s.EvalSha(ctx, p, keys, args...)
+			}
+			return nil
+		})
+	}
+	send(false)
+	if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") { // refused whole: nothing ran
+		send(true)
+	}
+	v, err := cmd.Result()
+	switch {
+	case err == redis.Nil:
+		return nil, nil
+	case err != nil:
+		if kerr := keyError(err); kerr != nil {
+			return nil, kerr
+		}
+		return nil, Unknown(fmt.Errorf("script %s: %w", s.name, err))
+	}
+	return v, nil
+}

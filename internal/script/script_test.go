@@ -244,3 +244,45 @@ func TestWrongType(t *testing.T) {
 		assert.NoError(t, script.WrongType(ctx, b.Client, nil, k, "test list", "list"))
 	})
 }
+
+// RunTx falls back to EVAL on NOSCRIPT, turns a check.lua error into a
+// *ria.KeyError, and a lost reply into an unknown outcome: go-redis does
+// not re-send the MULTI/EXEC, so the script ran exactly once.
+func TestRunTx(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		add := script.New("add", "-- "+script.Nonce()+`
+local bad = check_types({KEYS[1], 'string', 'test counter'})
+if bad then return bad end
+return redis.call('incrby', KEYS[1], ARGV[1])`)
+		k := b.Prefix + "{n}:n"
+		rt, _ := b.Count.Delta(func() {
+			v, err := add.RunTx(ctx, b.Client, []string{k}, 2)
+			require.NoError(t, err)
+			assert.Equal(t, int64(2), v)
+		})
+		assert.Equal(t, int64(2), rt, "EVALSHA refused (NOSCRIPT), then EVAL")
+		rt, _ = b.Count.Delta(func() {
+			v, err := add.RunTx(ctx, b.Client, []string{k}, 3)
+			require.NoError(t, err)
+			assert.Equal(t, int64(5), v)
+		})
+		assert.Equal(t, int64(1), rt)
+
+		h := b.Prefix + "{h}:h"
+		require.NoError(t, b.Client.HSet(ctx, h, "f", "v").Err())
+		_, err := add.RunTx(ctx, b.Client, []string{h}, 1)
+		var kerr *ria.KeyError
+		require.ErrorAs(t, err, &kerr)
+		assert.Equal(t, h, kerr.Key)
+
+		rdb, _, f := b.FaultyClient()
+		_, err = add.RunTx(ctx, rdb, []string{k}, 0) // connections made
+		require.NoError(t, err)
+		f.LoseReply(1, redistest.Commands("exec"))
+		_, err = add.RunTx(ctx, rdb, []string{k}, 10)
+		assert.ErrorIs(t, err, ria.ErrOutcomeUnknown)
+		assert.Equal(t, int64(1), f.Lost())
+		assert.Equal(t, "15", b.Client.Get(ctx, k).Val(), "ran once: not re-sent")
+	})
+}
