@@ -30,6 +30,7 @@ var (
 	//go:embed update.lua
 	updateLua    string
 	updateScript = script.NewOnce("counters update", updateLua)
+	updateTx     = script.New("counters update", updateLua)
 )
 
 // MaxDelta bounds the n of one update and every count, in absolute value
@@ -48,6 +49,8 @@ type Client interface {
 	ScriptLoad(ctx context.Context, script string) *redis.StringCmd
 
 	Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
+	// TxPipelined runs Update in MULTI/EXEC, which go-redis never re-sends.
+	TxPipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
 	HGetAll(ctx context.Context, key string) *redis.MapStringStringCmd
 	ZRevRangeWithScores(ctx context.Context, key string, start, stop int64) *redis.ZSliceCmd
 	Scan(ctx context.Context, cursor uint64, match string, count int64) *redis.ScanCmd
@@ -229,7 +232,7 @@ func (c *Counters) update(ctx context.Context, op, name string, n int64, at stri
 	if err != nil {
 		return 0, err
 	}
-	v, err := updateScript.RunOnce(ctx, c.rdb, c.keys.Once(name), keys, args...)
+	v, err := updateTx.RunTx(ctx, c.rdb, keys, args...)
 	if err != nil {
 		return 0, c.updateErr(op, name, err)
 	}

@@ -61,13 +61,16 @@
 //
 // # Lost replies
 //
-// go-redis sends a command again when its reply is lost. Update, UpdateAt,
+// go-redis sends a command again when its reply is lost, but never a
+// MULTI/EXEC: Update and UpdateAt run their script in one, so a lost reply
+// is an error wrapping ria.ErrOutcomeUnknown (the update counted once or
+// not at all: read the counter to find out) and they leave nothing behind.
 // Stats.Update, Stats.Record, a Batcher's flush and a clean record their
 // reply for the client's retry window (a STRING under the counter's or
 // stats type's hash tag, <prefix>{name}:once:<nonce>) and answer a re-send
-// from it, so an update counts once and a clean reports what it deleted.
-// A call that gets no reply after every re-send returns an error wrapping
-// ria.ErrOutcomeUnknown: read the counter to find out. A Batcher keeps a
+// from it, so an update counts once and a clean reports what it deleted;
+// one that gets no reply after every re-send returns an error wrapping
+// ria.ErrOutcomeUnknown. A Batcher keeps a
 // flush that got no reply and sends it again, with the same record, at
 // its next flush (see [Batcher]).
 //
@@ -99,19 +102,17 @@
 //     as long as the record lives (the client's retry window plus 1 min);
 //     after that its increments are given up and counted in
 //     [BatcherStats.Unknown].
-//   - Each update that may be re-sent leaves a reply record of a few
-//     dozen bytes for the client's retry window (about 52 s with
-//     go-redis's defaults): at 10,000 updates/s that is about 500,000
-//     small keys. Use a [Batcher] for high rates, or a client with
-//     shorter timeouts.
+//   - Each Stats.Update and each Batcher flush leaves a reply record of a
+//     few dozen bytes per counter for the client's retry window (about 52 s
+//     with go-redis's defaults). Update leaves none.
 //   - An Update is bound by the server's Lua work, not by the network:
 //     on one client, in one run on a shared 2-core machine
-//     (BenchmarkUpdate_vsLimit), it made about 0.3x the updates/s of a
-//     plain go-redis INCR loop or of redis-benchmark -c 1 -t incr (the
-//     one-round-trip limit), 0.7x those of a bare script of seven
-//     HINCRBYs without checks, retention or reply record (the floor of an
-//     atomic one-round-trip update of seven precisions, itself about 0.45x
-//     INCR), and 0.8x to 1.1x the book's MULTI/EXEC of 16 commands. On a
+//     (BenchmarkUpdate_vsLimit), it made about 0.35x the updates/s of a
+//     plain go-redis INCR loop and 0.28x those of redis-benchmark -c 1 -t
+//     incr (the one-round-trip limit), 0.75x those of a bare script of
+//     seven HINCRBYs without checks or retention (the floor of an atomic
+//     one-round-trip update of seven precisions, itself about 0.45x INCR),
+//     and 0.96x the book's MULTI/EXEC of 16 commands. On a
 //     network the round trip dominates instead: through a proxy adding
 //     about 1 ms per round trip (BenchmarkUpdate_vsLimitRTT) Update made
 //     0.94x the INCRs/s. For high rates use a [Batcher]: millions of Adds
@@ -153,8 +154,8 @@
 // samples a counter has to delete at one precision.
 //
 // Server commands (INFO commandstats counts those a script runs; measured
-// on redis-server 7.0): Update 7 (EVALSHA, TIME, HGET, HMGET, HSET, and
-// the reply record's GET and SET; 6 with [WithClock]); UpdateAt and an
+// on redis-server 7.0): Update 7 (MULTI, EVALSHA, TIME, HGET, HMGET,
+// HSET, EXEC; 6 with [WithClock]); UpdateAt and an
 // Update of a new counter or of a writer with other precisions 1 or 2
 // more (HMGET and HSET of the known HASH). Stats.Update 10 (EVALSHA,
 // TIME, TYPE x2, HGETALL x2, HSET, record GET and SET; 9 with
