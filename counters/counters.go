@@ -49,7 +49,8 @@ type Client interface {
 	ScriptLoad(ctx context.Context, script string) *redis.StringCmd
 
 	Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
-	// TxPipelined runs Update in MULTI/EXEC, which go-redis never re-sends.
+	// TxPipelined runs Update and Stats.Update in MULTI/EXEC, which go-redis
+	// never re-sends.
 	TxPipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
 	HGetAll(ctx context.Context, key string) *redis.MapStringStringCmd
 	ZRevRangeWithScores(ctx context.Context, key string, start, stop int64) *redis.ZSliceCmd

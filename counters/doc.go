@@ -62,15 +62,15 @@
 // # Lost replies
 //
 // go-redis sends a command again when its reply is lost, but never a
-// MULTI/EXEC: Update and UpdateAt run their script in one, so a lost reply
-// is an error wrapping ria.ErrOutcomeUnknown (the update counted once or
-// not at all: read the counter to find out) and they leave nothing behind.
-// Stats.Update, Stats.Record, a Batcher's flush and a clean record their
-// reply for the client's retry window (a STRING under the counter's or
-// stats type's hash tag, <prefix>{name}:once:<nonce>) and answer a re-send
-// from it, so an update counts once and a clean reports what it deleted;
-// one that gets no reply after every re-send returns an error wrapping
-// ria.ErrOutcomeUnknown. A Batcher keeps a
+// MULTI/EXEC: Update, UpdateAt, Stats.Update and Stats.Record run their
+// script in one, so a lost reply is an error wrapping
+// ria.ErrOutcomeUnknown (the update counted once or not at all: read the
+// counter to find out) and they leave nothing behind. A Batcher's flush
+// and a clean record their reply for the client's retry window (a STRING
+// under the counter's hash tag, <prefix>{name}:once:<nonce>) and answer a
+// re-send from it, so a flush counts once and a clean reports what it
+// deleted; one that gets no reply after every re-send returns an error
+// wrapping ria.ErrOutcomeUnknown. A Batcher keeps a
 // flush that got no reply and sends it again, with the same record, at
 // its next flush (see [Batcher]).
 //
@@ -102,9 +102,9 @@
 //     as long as the record lives (the client's retry window plus 1 min);
 //     after that its increments are given up and counted in
 //     [BatcherStats.Unknown].
-//   - Each Stats.Update and each Batcher flush leaves a reply record of a
-//     few dozen bytes per counter for the client's retry window (about 52 s
-//     with go-redis's defaults). Update leaves none.
+//   - Each Batcher flush leaves a reply record of a few dozen bytes per
+//     counter for the client's retry window (about 52 s with go-redis's
+//     defaults). Update and Stats.Update leave none.
 //   - An Update is bound by the server's Lua work, not by the network:
 //     on one client, in one run on a shared 2-core machine
 //     (BenchmarkUpdate_vsLimit), it made about 0.35x the updates/s of a
@@ -136,7 +136,6 @@
 //	counters:stats:{T}:cur:<ctx>  HASH  hour, count, sum, min, max, sumsq of context ctx, newest hour
 //	counters:stats:{T}:last:<ctx> HASH  the same for the hour before
 //	counters:stats:{T}:slowest    ZSET  context -> mean of its hour, the slowest 100
-//	counters:stats:{T}:once:<nonce> STRING reply record
 //
 // The known HASH is what the cleaner and [Counters.Names] look for (SCAN
 // MATCH <prefix>{*}:known on every master).
@@ -157,8 +156,8 @@
 // on redis-server 7.0): Update 7 (MULTI, EVALSHA, TIME, HGET, HMGET,
 // HSET, EXEC; 6 with [WithClock]); UpdateAt and an
 // Update of a new counter or of a writer with other precisions 1 or 2
-// more (HMGET and HSET of the known HASH). Stats.Update 10 (EVALSHA,
-// TIME, TYPE x2, HGETALL x2, HSET, record GET and SET; 9 with
+// more (HMGET and HSET of the known HASH). Stats.Update 10 (MULTI,
+// EVALSHA, TIME, TYPE x2, HGETALL x2, HSET, EXEC; 9 with
 // [WithClock]; +1 RENAME or DEL at a new hour); Stats.Record 3 more
 // (TYPE, ZADD, ZREMRANGEBYRANK). The book's update_counter is 16
 // (MULTI, 7 ZADD, 7 HINCRBY, EXEC).

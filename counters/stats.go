@@ -23,7 +23,7 @@ var ErrTooOld = errors.New("counters: time before the previous hour")
 var (
 	//go:embed stats.lua
 	statsLua    string
-	statsScript = script.NewOnce("counters stats", statsLua)
+	statsScript = script.New("counters stats", statsLua)
 )
 
 // AccessTime is the book's statistics type for the time a page takes.
@@ -145,7 +145,7 @@ func (s *Stats) update(ctx context.Context, context string, value float64, at st
 	if rank {
 		keep = strconv.Itoa(s.keep)
 	}
-	v, err := statsScript.RunOnce(ctx, s.c.rdb, s.c.stats.Once(s.typ), k, luaFloat(value), at, keep, context)
+	v, err := statsScript.RunTx(ctx, s.c.rdb, k, luaFloat(value), at, keep, context)
 	if err != nil {
 		switch redisCode(err) {
 		case "TOOOLD":
