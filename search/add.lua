@@ -9,6 +9,7 @@
 -- KEYS[2] stats   HASH seq, docs, len
 -- KEYS[3] document HASH prefix    KEYS[4] SET posting prefix
 -- KEYS[5] bitmap posting prefix   KEYS[6] score ZSET prefix
+-- KEYS[7] nums    HASH document number -> ID
 -- ARGV[1] bitmap threshold T (a term posting becomes a bitmap above T
 --         documents, and back to a SET at T/2)
 -- ARGV[2] number of documents, then for each: ID, length (terms, repeats
@@ -16,10 +17,11 @@
 --         field, value), k scores, k x (name, score)
 -- returns {documents added, documents replaced}
 -- Every key, and every value parsed, is checked before the first write.
-local ids, stats, dpre, ppre, bpre, zpre = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local ids, stats, dpre, ppre, bpre, zpre, dnums = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local T = tonumber(ARGV[1])
 
-local bad = check_types({ids, 'hash', 'search document IDs', stats, 'hash', 'search index stats'})
+local bad = check_types({ids, 'hash', 'search document IDs', stats, 'hash', 'search index stats',
+  dnums, 'hash', 'search document numbers'})
   or check_hint(stats, 'seq', 'search index stats') or check_hint(stats, 'docs', 'search index stats')
   or check_hint(stats, 'len', 'search index stats')
 if bad then return bad end
@@ -131,6 +133,7 @@ for _, doc in ipairs(docs) do
   else
     redis.call('HSET', ids, doc.ext, doc.num)
   end
+  redis.call('HSET', dnums, doc.num, doc.ext)
   local h = {'#id', doc.ext, '#n', doc.len}
   for tok, tf in pairs(doc.toks) do h[#h + 1] = tok; h[#h + 1] = tf end
   for _, v in ipairs(doc.fields) do h[#h + 1] = v end

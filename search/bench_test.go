@@ -99,4 +99,18 @@ func BenchmarkSearch(b *testing.B) {
 			b.ReportMetric(float64(total), "results")
 		})
 	}
+	// A search and its second page: the page orders the rest of the
+	// result (the search orders only its own page).
+	b.Run("w1 w2 + Page(10,10)", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			r, err := x.Search(b.Context(), "w1 w2")
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := x.Page(b.Context(), r.ID, 10, 10); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -164,3 +164,265 @@ end
 local function fmt_score(x)
   return string.format('%.17g', x)
 end
+
+-- Search results (search.lua, page.lua).
+--
+-- A sort spec is a flat list, kept with a search's cached result for its
+-- later pages: mode ('id', 'num', 'text', 'z', 'rel'), field, desc ('1'),
+-- w, w x (score name, weight), then for 'rel': r, r tokens, N, total
+-- length, r document frequencies (the statistics the search used).
+
+-- BYTE_ORDER: Lua's string < is strcoll, and Redis sets LC_COLLATE from
+-- its environment; these probes fail under every glibc language locale
+-- (which ignore case or punctuation first) and hold under C, POSIX and
+-- C.UTF-8 (strcmp). When they fail, comparisons go byte by byte in Lua.
+local BYTE_ORDER = ('B' < 'a') and ('Z' < '_') and ('_' < 'a') and ('-' < '0') and ('a' < 'aa')
+  and ('a b' < 'ab') and ('z' < '\195\169') and ('\127' < '\128') and ('\195\169' < '\255')
+
+local function bless(x, y) -- x < y by bytes
+  if x == y then return false end
+  local n = math.min(#x, #y)
+  for i = 1, n do
+    local p, q = string.byte(x, i), string.byte(y, i)
+    if p ~= q then return p < q end
+  end
+  return #x < #y
+end
+
+-- parse_spec reads a sort spec; weights name ZSETs under zpre.
+local function parse_spec(q, zpre)
+  local s = {mode = q[1], field = q[2], desc = q[3] == '1', weights = {}, rel = {}, avglen = 0}
+  local a = 5
+  for _ = 1, tonumber(q[4]) do
+    s.weights[#s.weights + 1] = {zpre .. q[a], tonumber(q[a + 1])}
+    a = a + 2
+  end
+  if s.mode == 'rel' then
+    local r = tonumber(q[a]); a = a + 1
+    for i = 0, r - 1 do s.rel[#s.rel + 1] = {tok = q[a + i]} end
+    a = a + r
+    local N, total = tonumber(q[a]), tonumber(q[a + 1])
+    for i, t in ipairs(s.rel) do
+      t.df = tonumber(q[a + 1 + i])
+      t.idf = math.log(1 + (N - t.df + 0.5) / (t.df + 0.5))
+    end
+    if N > 0 then s.avglen = total / N end
+  end
+  s.numeric = s.mode == 'num' or s.mode == 'z' or s.mode == 'rel'
+  return s
+end
+
+-- fetch_entries reads the ID and sort key of the documents docnums. By ID
+-- or by scores: the IDs from the HASH dnums (number -> ID), one HMGET per
+-- CHUNK documents (a document missing there is read from its own hash),
+-- and one ZMSCORE per weight and CHUNK (ZSCORE per document without it).
+-- By a field or BM25: one HMGET per document of its hash. (Measured on
+-- Redis 7.0: 0.5 µs a document for the HMGET of dnums, 1.2-1.8 µs for an
+-- HGET per document, about as much for a SORT ... GET, which Redis 7.0
+-- Cluster refuses anyway.) Returns parallel arrays ids, keys (raw field
+-- values; nil in 'z' and 'rel' modes) and ns (numeric keys), or nil and
+-- an error reply. A number without its document is corrupt when strict
+-- (search.lua: the postings and documents change together), else left
+-- out (page.lua: removed since the search).
+local function fetch_entries(docnums, s, dpre, dnums, strict)
+  local mode = s.mode
+  local fields = {'#id'}
+  if mode == 'num' or mode == 'text' then
+    fields[2] = 's:' .. s.field
+  elseif mode == 'rel' then
+    fields[2] = '#n'
+    for _, t in ipairs(s.rel) do fields[#fields + 1] = t.tok end
+  end
+  local bulk
+  if mode == 'id' or mode == 'z' then
+    bulk = {}
+    for i = 1, #docnums, CHUNK do
+      local v = redis.call('HMGET', dnums, unpack(docnums, i, math.min(i + CHUNK - 1, #docnums)))
+      if i == 1 then
+        bulk = v
+      else
+        for q = 1, #v do bulk[i + q - 1] = v[q] end
+      end
+    end
+  end
+  if mode == 'id' then
+    local whole = true
+    for i = 1, #docnums do
+      if not bulk[i] then whole = false; break end
+    end
+    if whole then return bulk, bulk, {} end
+  end
+  local nums, ids, keys, ns = {}, {}, {}, {}
+  local rel, avglen = s.rel, s.avglen
+  local j = 0
+  for i, num in ipairs(docnums) do
+    local dk, id, v
+    if bulk then
+      id = bulk[i]
+      if not id then
+        dk = dpre .. num
+        id = redis.pcall('HGET', dk, '#id')
+        if type(id) == 'table' then id = false end
+      end
+    else
+      dk = dpre .. num
+      v = redis.pcall('HMGET', dk, unpack(fields))
+      if v.err then v = {} end
+      id = v[1]
+    end
+    if not id then
+      local t = redis.call('TYPE', dk).ok
+      if t ~= 'none' and t ~= 'hash' then
+        return nil, key_error('WRONGTYPE', dk, 'search document', 'a ' .. t, 'a hash')
+      elseif strict or t == 'hash' then
+        return nil, key_error('CORRUPT', dk, 'search document', 'no #id', 'the document of a posting')
+      end
+    else
+      j = j + 1
+      nums[j], ids[j] = num, id
+      if mode == 'num' then
+        local x = v[2] or '0'
+        keys[j], ns[j] = x, tonumber(x) or 0
+      elseif mode == 'text' then
+        keys[j] = v[2] or ''
+      elseif mode == 'rel' then
+        local len = tonumber(v[2] or '0') or 0
+        local sc = 0
+        for q, t in ipairs(rel) do
+          local tf = tonumber(v[2 + q] or '0') or 0
+          if tf > 0 then
+            local norm = 1.2 * (0.25 + 0.75 * (avglen > 0 and len / avglen or 1))
+            sc = sc + t.idf * tf * 2.2 / (tf + norm)
+          end
+        end
+        ns[j] = sc
+      elseif mode == 'z' then
+        ns[j] = 0
+      end
+    end
+  end
+  if mode == 'z' then
+    for _, w in ipairs(s.weights) do
+      for i = 1, j, CHUNK do
+        local last = math.min(i + CHUNK - 1, j)
+        local z = redis.pcall('ZMSCORE', w[1], unpack(nums, i, last))
+        if type(z) == 'table' and z.err then
+          if not string.find(z.err, 'nknown command', 1, true) then return nil, redis.error_reply(z.err) end
+          z = {}
+          for q = i, last do z[q - i + 1] = redis.call('ZSCORE', w[1], nums[q]) end
+        end
+        for q = i, last do
+          local v = z[q - i + 1]
+          if v then ns[q] = ns[q] + tonumber(v) * w[2] end
+        end
+      end
+    end
+  end
+  if mode == 'id' then keys = ids end
+  return ids, keys, ns
+end
+
+-- entry_key: the sort key an entry is answered and cached with.
+local function entry_key(s, keys, ns, j)
+  if s.mode == 'z' or s.mode == 'rel' then return fmt_score(ns[j]) end
+  return keys[j]
+end
+
+-- make_less returns the order of entries (indexes into ids, keys, ns): by
+-- key (numbers numerically, strings by bytes), descending when s.desc,
+-- then by ID.
+local function make_less(s, ids, keys, ns)
+  local desc = s.desc
+  if s.numeric then
+    if BYTE_ORDER then
+      return function(a, b)
+        local x, y = ns[a], ns[b]
+        if x ~= y then
+          if desc then return x > y end
+          return x < y
+        end
+        return ids[a] < ids[b]
+      end
+    end
+    return function(a, b)
+      local x, y = ns[a], ns[b]
+      if x ~= y then
+        if desc then return x > y end
+        return x < y
+      end
+      return bless(ids[a], ids[b])
+    end
+  end
+  if BYTE_ORDER then
+    return function(a, b)
+      local x, y = keys[a], keys[b]
+      if x ~= y then
+        if desc then return y < x end
+        return x < y
+      end
+      return ids[a] < ids[b]
+    end
+  end
+  return function(a, b)
+    local x, y = keys[a], keys[b]
+    if x ~= y then
+      if desc then return bless(y, x) end
+      return bless(x, y)
+    end
+    return bless(ids[a], ids[b])
+  end
+end
+
+-- top_k returns the first k of the entries 1..n in order (all of them
+-- when k >= n): a bounded max-heap of k, then a sort of those k only.
+-- With skeys (distinct strings ordered ascending by Lua's <, which is
+-- then byte order), most entries are turned away by one < on skeys
+-- rather than a call of less.
+local function top_k(n, k, less, skeys)
+  local h = {}
+  if k >= n then
+    for i = 1, n do h[i] = i end
+    table.sort(h, less)
+    return h
+  end
+  for i = 1, k do
+    h[i] = i
+    local c = i
+    while c > 1 do
+      local p = math.floor(c / 2)
+      if less(h[p], h[c]) then h[p], h[c] = h[c], h[p]; c = p else break end
+    end
+  end
+  local worst = skeys and skeys[h[1]]
+  for i = k + 1, n do
+    if (skeys and skeys[i] < worst) or (not skeys and less(i, h[1])) then
+      h[1] = i
+      local c = 1
+      while true do
+        local l = 2 * c
+        if l > k then break end
+        local m = l
+        if l < k and less(h[l], h[l + 1]) then m = l + 1 end
+        if less(h[c], h[m]) then h[c], h[m] = h[m], h[c]; c = m else break end
+      end
+      if skeys then worst = skeys[h[1]] end
+    end
+  end
+  table.sort(h, less)
+  return h
+end
+
+-- push_entries appends the entries order[from..] to the LISTs lkey (IDs)
+-- and kkey (sort keys).
+local function push_entries(lkey, kkey, s, ids, keys, ns, order, from)
+  local a, b = {}, {}
+  for i = from, #order do
+    local j = order[i]
+    a[#a + 1] = ids[j]; b[#b + 1] = entry_key(s, keys, ns, j)
+    if #a == CHUNK then
+      redis.call('RPUSH', lkey, unpack(a)); redis.call('RPUSH', kkey, unpack(b))
+      a, b = {}, {}
+    end
+  end
+  if #a > 0 then redis.call('RPUSH', lkey, unpack(a)); redis.call('RPUSH', kkey, unpack(b)) end
+end

@@ -49,12 +49,23 @@
 // that keep their order (string_to_score, zadd_string), for any
 // alphabet.
 //
-// A search caches its whole ordered result under a search ID
-// ([Result.ID]) for the index's cache TTL ([WithCacheTTL], the book's 30 s
-// by default); [Index.Page] reads later pages from it and [Index.Refresh]
-// keeps it alive, each renewing the TTL. A page of an expired result is
-// [ErrExpired]. The cached result is a snapshot: documents added after
-// the search are not in its later pages.
+// A search caches its result under a search ID ([Result.ID]) for the
+// index's cache TTL ([WithCacheTTL], the book's 30 s by default);
+// [Index.Page] reads later pages from it and [Index.Refresh] keeps it
+// alive, each renewing the TTL. A page of an expired result is
+// [ErrExpired]. A search orders only what its page needs: it reads every
+// matching document's ID (and sort key), keeps the first offset+count
+// entries in order with a bounded heap, answers its page and Total, and
+// caches those entries plus the matching document numbers and how to
+// order them. The first [Index.Page] that goes past those entries orders
+// the rest (once, in the same script, still one round trip) and caches
+// the whole order, so deep pages cost one full sort, paid by the first
+// of them rather than by every search. The cached result is a snapshot of
+// which documents matched: documents added after the search are not in
+// its later pages. The entries the search ordered stay as they were; the
+// rest are ordered by their sort keys when that first later page is
+// read, and a document removed before then is left out (Total still
+// counts it).
 //
 // # Guarantees
 //
@@ -76,7 +87,8 @@
 // it, so the counts they return are true. When every re-send of a shard's
 // script failed, the error wraps ria.ErrOutcomeUnknown: the batch part of
 // that shard was applied entirely or not at all (search again to know).
-// Search and Page only write their own cache keys, the same on a re-run.
+// Search and Page only write their own cache keys, the same on a re-run
+// (a re-sent Page finds the order its first run cached).
 //
 // # Wrong types
 //
@@ -95,7 +107,12 @@
 // run of a script on a server adds one for EVAL after NOSCRIPT). A
 // [ByRelevance] search of a sharded index first reads the whole index's
 // statistics in one more pipeline, so that its scores are an unsharded
-// index's.
+// index's. Inside the script, a search makes one set command (SMEMBERS,
+// SINTER or SDIFF), one HMGET of {tag}:di per 1,000 matching documents
+// for their IDs (by a field or [ByRelevance]: one HMGET per document, of
+// its hash; [ByScores]: one ZMSCORE per weight and 1,000 documents) and a
+// few cache writes; the first Page past the search's entries makes the
+// same reads again for the rest.
 //
 // # Key schema
 //
@@ -103,13 +120,17 @@
 // is search:{<tag>}:<part>, <tag> being n for an unsharded index:
 //
 //	{tag}:ids        HASH  document ID -> document number
+//	{tag}:di         HASH  document number -> document ID (a search reads IDs from it in bulk)
 //	{tag}:n          HASH  seq (last number), docs, len (total terms)
 //	{tag}:d:<num>    HASH  "#id", "#n" (terms), "t:<term>" (count), "s:<field>" (sort value)
 //	{tag}:p:t:<term> SET   numbers of the documents holding the term
 //	{tag}:z:<score>  ZSET  document number -> score
-//	{tag}:r:<sid>:l  LIST  cached result: document IDs in order (TTL)
+//	{tag}:r:<sid>:l  LIST  cached result: document IDs in order (TTL); the
+//	                       search's first offset+count, all once a Page went past them
 //	{tag}:r:<sid>:k  LIST  their sort keys (TTL)
 //	{tag}:r:<sid>:n  STRING total (TTL)
+//	{tag}:r:<sid>:s  STRING the matching document numbers "n,n,...", until ordered (TTL)
+//	{tag}:r:<sid>:q  LIST  how to order them (mode, field, weights, BM25 statistics), idem
 //	{tag}:once:<nonce> STRING reply record of an Add or Remove (retry window TTL)
 //
 // The b: (bitmap postings) and u: (see [Shard.Key]) namespaces are
@@ -137,8 +158,11 @@
 // IDs up to [MaxIDBytes]; terms up to [MaxTermBytes]; text and distinct
 // terms per document by [Limits] ([ErrTooLarge]); field values up to
 // [MaxFieldBytes]; queries up to [MaxQueryBytes] and [MaxQueryTerms];
-// pages up to [MaxPageSize]; batches up to [MaxBatch]. A search sorts its
-// whole result in Lua: it is meant for results up to some tens of
-// thousands of documents (a query matching most of a million documents
-// blocks the server for as long as it sorts them).
+// pages up to [MaxPageSize]; batches up to [MaxBatch]. A search reads
+// the ID (and sort key) of every matching document (about 0.6 µs each on
+// one server core by ID, more by a field) and the first page past it
+// sorts the whole result in Lua:
+// it is meant for results up to some tens of thousands of documents (a
+// query matching most of a million documents blocks the server for as
+// long as it reads them).
 package search

@@ -25,6 +25,9 @@ type shardKeys struct {
 	tag   string
 	// ids is a HASH: document ID -> document number.
 	ids string
+	// nums is a HASH: document number -> document ID (the reverse of ids,
+	// so that a search reads many documents' IDs in one HMGET).
+	nums string
 	// stats is a HASH: seq (last document number), docs (documents),
 	// len (total terms, for the average document length).
 	stats string
@@ -37,8 +40,9 @@ type shardKeys struct {
 	bitmapPrefix string
 	// scorePrefix + <name> is a ZSET: document number -> score.
 	scorePrefix string
-	// cachePrefix + <search ID> + ":l" | ":b" | ":z" | ":t" are a search's
-	// cached result (LIST, STRING bitmap, ZSET) and its temporary keys.
+	// cachePrefix + <search ID> + ":l" | ":k" | ":n" | ":s" | ":q" are a
+	// search's cached result (see the package doc's key schema), ":t:<i>"
+	// its temporary keys.
 	cachePrefix string
 }
 
@@ -47,6 +51,7 @@ func newShardKeys(ks keys.Space, tag string) shardKeys {
 		space:        ks,
 		tag:          tag,
 		ids:          ks.Key(tag, "ids"),
+		nums:         ks.Key(tag, "di"),
 		stats:        ks.Key(tag, "n"),
 		docPrefix:    ks.Key(tag, "d:"),
 		setPrefix:    ks.Key(tag, "p:"),
@@ -54,15 +59,6 @@ func newShardKeys(ks keys.Space, tag string) shardKeys {
 		scorePrefix:  ks.Key(tag, "z:"),
 		cachePrefix:  ks.Key(tag, "r:"),
 	}
-}
-
-// cache returns the keys of search sid's cached result: the LIST (of
-// document numbers in index order, or of sort keys), the STRING bitmap
-// (of document numbers), the ZSET (document ID -> score) and the prefix
-// of its temporary keys.
-func (k shardKeys) cache(sid string) (list, bitmap, zset, temp string) {
-	p := k.cachePrefix + sid
-	return p + ":l", p + ":b", p + ":z", p + ":t:"
 }
 
 // onceKey returns a new reply record key of the shard.

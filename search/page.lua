@@ -1,24 +1,60 @@
 -- page.lua: read a page of a cached search result of one shard and set its
--- TTL again (book 7.1.2: a search id kept 30 s for later pages).
+-- TTL again (book 7.1.2: a search id kept 30 s for later pages). When the
+-- page goes past the entries search.lua ordered and the rest is still a
+-- numbers, order the rest first (once) and append it to the LISTs.
 -- KEYS[1] <sid>:l ids LIST   KEYS[2] <sid>:k sort keys LIST   KEYS[3] <sid>:n total STRING
+-- KEYS[4] <sid>:s result's document numbers STRING "n,n,..." (until ordered)   KEYS[5] <sid>:q sort spec LIST (idem)
+-- KEYS[6] document HASH prefix   KEYS[7] score ZSET prefix   KEYS[8] HASH document number -> ID
 -- ARGV[1] TTL ms   ARGV[2] offset   ARGV[3] count (0: only refresh)
 -- returns {-1} when the result has expired, else {total, {id, key, ...}}
-local bad = check_types({KEYS[1], 'list', 'search cached result', KEYS[2], 'list', 'search cached result',
-  KEYS[3], 'string', 'search cached result'})
+local lkey, kkey, nkey, skey, qkey, dpre, zpre, dnums = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+local bad = check_types({lkey, 'list', 'search cached result', kkey, 'list', 'search cached result',
+  nkey, 'string', 'search cached result', skey, 'string', 'search cached result',
+  qkey, 'list', 'search cached result'})
 if bad then return bad end
-local total = redis.call('GET', KEYS[3])
+local total = redis.call('GET', nkey)
 if not total then return {-1} end
 if not string.match(total, '^%d+$') then
-  return key_error('CORRUPT', KEYS[3], 'search cached result', string.format('%q', string.sub(total, 1, 40)), 'a count')
+  return key_error('CORRUPT', nkey, 'search cached result', string.format('%q', string.sub(total, 1, 40)), 'a count')
 end
 local ttl, offset, count = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-redis.call('PEXPIRE', KEYS[3], ttl)
-redis.call('PEXPIRE', KEYS[1], ttl)
-redis.call('PEXPIRE', KEYS[2], ttl)
+if count > 0 and redis.call('EXISTS', skey) == 1 and offset + count > redis.call('LLEN', lkey) then
+  -- Order the rest: the result's documents not among the first entries, by
+  -- their sort keys now; a document removed since the search is left out.
+  local q = redis.call('LRANGE', qkey, 0, -1)
+  if #q < 4 then
+    return key_error('CORRUPT', qkey, 'search cached result', #q .. ' items', 'a sort spec')
+  end
+  local s = parse_spec(q, zpre)
+  local spec = {dnums, 'hash', 'search document numbers'}
+  for _, w in ipairs(s.weights) do
+    spec[#spec + 1] = w[1]; spec[#spec + 1] = 'zset'; spec[#spec + 1] = 'search score'
+  end
+  bad = check_types(spec)
+  if bad then return bad end
+  local nums = {}
+  for n in string.gmatch(redis.call('GET', skey), '[^,]+') do nums[#nums + 1] = n end
+  local ids, ks, ns = fetch_entries(nums, s, dpre, dnums, false)
+  if not ids then return ks end
+  local seen = {}
+  for _, id in ipairs(redis.call('LRANGE', lkey, 0, -1)) do seen[id] = true end
+  local rest = {}
+  for j = 1, #ids do
+    if not seen[ids[j]] then rest[#rest + 1] = j end
+  end
+  table.sort(rest, make_less(s, ids, ks, ns))
+  push_entries(lkey, kkey, s, ids, ks, ns, rest, 1)
+  redis.call('DEL', skey, qkey)
+end
+redis.call('PEXPIRE', nkey, ttl)
+redis.call('PEXPIRE', lkey, ttl)
+redis.call('PEXPIRE', kkey, ttl)
+redis.call('PEXPIRE', skey, ttl)
+redis.call('PEXPIRE', qkey, ttl)
 local out = {}
 if count > 0 then
-  local ids = redis.call('LRANGE', KEYS[1], offset, offset + count - 1)
-  local ks = redis.call('LRANGE', KEYS[2], offset, offset + count - 1)
+  local ids = redis.call('LRANGE', lkey, offset, offset + count - 1)
+  local ks = redis.call('LRANGE', kkey, offset, offset + count - 1)
   for i = 1, #ids do out[#out + 1] = ids[i]; out[#out + 1] = ks[i] end
 end
 return {tonumber(total), out}

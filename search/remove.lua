@@ -5,11 +5,13 @@
 -- KEYS[2] stats   HASH seq, docs, len
 -- KEYS[3] document HASH prefix    KEYS[4] SET posting prefix
 -- KEYS[5] bitmap posting prefix   KEYS[6] score ZSET prefix
+-- KEYS[7] nums    HASH document number -> ID
 -- ARGV[1] n IDs, then the IDs, then k score names, then the names
 -- returns the number of documents removed (IDs not indexed are skipped)
 -- Every key is checked before the first write.
-local ids, stats, dpre, ppre, bpre, zpre = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local bad = check_types({ids, 'hash', 'search document IDs', stats, 'hash', 'search index stats'})
+local ids, stats, dpre, ppre, bpre, zpre, dnums = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local bad = check_types({ids, 'hash', 'search document IDs', stats, 'hash', 'search index stats',
+  dnums, 'hash', 'search document numbers'})
   or check_hint(stats, 'docs', 'search index stats') or check_hint(stats, 'len', 'search index stats')
 if bad then return bad end
 
@@ -68,6 +70,7 @@ for _, v in ipairs(victims) do
   for _, k in ipairs(zk) do redis.call('ZREM', k, v.num) end
   redis.call('DEL', v.dk)
   redis.call('HDEL', ids, v.ext)
+  redis.call('HDEL', dnums, v.num)
   lendelta = lendelta + v.len
 end
 if #victims > 0 then

@@ -81,9 +81,11 @@ type Result struct {
 
 // Search runs query (see [Parse]) and returns its first page (see
 // [Limit]), sorted by document ID unless [ByField] or [ByScores] says
-// otherwise. The whole ordered result is cached under Result.ID for later
-// pages ([Index.Page]). One round trip per node (each shard's script in
-// one pipeline).
+// otherwise. Only the entries up to the page are put in order (a bounded
+// heap); the result is cached under Result.ID for later pages
+// ([Index.Page], which orders the rest the first time a page goes past
+// them; see the package doc). One round trip per node (each shard's
+// script in one pipeline).
 //
 // A malformed query is a *ParseError ([ErrSyntax], [ErrEmptyQuery],
 // [ErrOnlyExclusions]); an undeclared sort field or score is
@@ -181,7 +183,7 @@ func (x *Index) Search(ctx context.Context, query string, opts ...SearchOption) 
 	args[1], args[2] = skip, take
 	calls := make([]*script.Call, len(x.shards))
 	for i, k := range x.shards {
-		calls[i] = searchScript.Call([]string{k.docPrefix, k.setPrefix, k.scorePrefix, k.cachePrefix + sid, k.stats}, args...)
+		calls[i] = searchScript.Call([]string{k.docPrefix, k.setPrefix, k.scorePrefix, k.cachePrefix + sid, k.stats, k.nums}, args...)
 	}
 	script.Send(ctx, x.rdb, calls)
 	r, err := x.merge(sid, o.offset, o.count, calls)
@@ -296,8 +298,9 @@ func checkSID(sid string) error {
 }
 
 // Page returns the page of count results from offset of the cached result
-// sid (a [Result.ID]) and keeps it for another TTL. One round trip per
-// node. It returns [ErrExpired] when the result is gone, [ErrInvalid] for
+// sid (a [Result.ID]) and keeps it for another TTL. The first page past
+// the search's own entries orders the rest of the result (in the same
+// script). One round trip per node. It returns [ErrExpired] when the result is gone, [ErrInvalid] for
 // a malformed ID or page.
 func (x *Index) Page(ctx context.Context, sid string, offset, count int) (*Result, error) {
 	if err := checkSID(sid); err != nil {
@@ -318,7 +321,8 @@ func (x *Index) page(ctx context.Context, sid string, skip, take, offset, count 
 	calls := make([]*script.Call, len(x.shards))
 	for i, k := range x.shards {
 		p := k.cachePrefix + sid
-		calls[i] = pageScript.Call([]string{p + ":l", p + ":k", p + ":n"}, x.ttl.Milliseconds(), skip, take)
+		calls[i] = pageScript.Call([]string{p + ":l", p + ":k", p + ":n", p + ":s", p + ":q", k.docPrefix, k.scorePrefix, k.nums},
+			x.ttl.Milliseconds(), skip, take)
 	}
 	script.Send(ctx, x.rdb, calls)
 	return x.merge(sid, offset, count, calls)

@@ -30,7 +30,7 @@ var (
 	addScript    = script.NewOnce("search add", commonLua+addLua)
 	removeScript = script.NewOnce("search remove", commonLua+removeLua)
 	searchScript = script.New("search search", commonLua+searchLua)
-	pageScript   = script.New("search page", pageLua)
+	pageScript   = script.New("search page", commonLua+pageLua)
 )
 
 // MaxFieldBytes is the longest value of a sort field.
@@ -128,7 +128,7 @@ func (x *Index) Add(ctx context.Context, docs ...Document) (added, replaced int,
 
 // scriptKeys are the KEYS of add.lua and remove.lua.
 func (k shardKeys) scriptKeys() []string {
-	return []string{k.ids, k.stats, k.docPrefix, k.setPrefix, k.bitmapPrefix, k.scorePrefix}
+	return []string{k.ids, k.stats, k.docPrefix, k.setPrefix, k.bitmapPrefix, k.scorePrefix, k.nums}
 }
 
 // docArgs checks d and returns its part of add.lua's ARGV.

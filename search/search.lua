@@ -8,6 +8,7 @@
 -- ARGV[4] mode: 'id' (by document ID), 'num' or 'text' (by stored field
 --         ARGV[5]), 'z' (by weighted scores)   ARGV[6] '1' descending
 -- KEYS[5] stats HASH (docs, len) for relevance
+-- KEYS[6] HASH document number -> ID
 -- ARGV[7] number of groups, then for each: n, n terms (tokens 't:...');
 --         then m exclusions, m tokens; then k weights, k x (score, weight);
 --         then for mode 'rel' (BM25): r wanted tokens, r tokens, then
@@ -15,17 +16,25 @@
 --         r document frequencies (a sharded index's statistics)
 -- returns {total, {id, sort key, ...}} of entries offset .. offset+count-1
 -- in order: by key (numbers numerically, strings by bytes), then by ID.
--- Writes only its own cache (<sid>:l ids, <sid>:k keys, <sid>:n total)
--- and temporary keys it deletes.
-local dpre, ppre, zpre, cpre, stats = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+-- Only the first offset+count entries are ordered (a bounded heap), not
+-- the whole result. Writes only its own cache and temporary keys it
+-- deletes: <sid>:n total; <sid>:l ids and <sid>:k keys of the first
+-- offset+count entries in order; and, when the result has more, <sid>:s
+-- the result's document numbers (a STRING "n,n,...") and <sid>:q its sort
+-- spec (common.lua), from which page.lua orders the rest when a page goes
+-- past <sid>:l.
+local dpre, ppre, zpre, cpre, stats, dnums = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local ttl, offset, count = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local mode, field, desc = ARGV[4], ARGV[5], ARGV[6] == '1'
+local mode, field = ARGV[4], ARGV[5]
 local lkey, kkey, nkey, tpre = cpre .. ':l', cpre .. ':k', cpre .. ':n', cpre .. ':t:'
+local skey, qkey = cpre .. ':s', cpre .. ':q'
 
 local a = 7
-local groups, excl, weights = {}, {}, {}
+local groups, excl = {}, {}
 local spec = {lkey, 'list', 'search cached result', kkey, 'list', 'search cached result',
-  nkey, 'string', 'search cached result'}
+  nkey, 'string', 'search cached result', skey, 'string', 'search cached result',
+  qkey, 'list', 'search cached result', dnums, 'hash', 'search document numbers'}
+local q = {mode, field, ARGV[6]} -- the sort spec
 local ng = tonumber(ARGV[a]); a = a + 1
 for g = 1, ng do
   local n = tonumber(ARGV[a]); a = a + 1
@@ -44,9 +53,10 @@ for i = 0, m - 1 do
 end
 a = a + m
 local k = tonumber(ARGV[a]); a = a + 1
+q[#q + 1] = k
 for i = 0, k - 1 do
   local zk = zpre .. ARGV[a + 2 * i]
-  weights[#weights + 1] = {zk, tonumber(ARGV[a + 2 * i + 1])}
+  q[#q + 1] = ARGV[a + 2 * i]; q[#q + 1] = ARGV[a + 2 * i + 1]
   spec[#spec + 1] = zk; spec[#spec + 1] = 'zset'; spec[#spec + 1] = 'search score'
 end
 local rel = {}
@@ -58,9 +68,8 @@ if mode == 'rel' then
 end
 local bad = check_types(spec)
 if bad then return bad end
-local N, avglen = 0, 0
 if mode == 'rel' then
-  local total
+  local N, total
   if ARGV[a] == 'global' then
     N, total = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
     for i, t in ipairs(rel) do t.df = tonumber(ARGV[a + 2 + i]) end
@@ -69,11 +78,16 @@ if mode == 'rel' then
     N, total = tonumber(v[1] or '0') or 0, tonumber(v[2] or '0') or 0
     for _, t in ipairs(rel) do t.df = redis.call('SCARD', ppre .. t.tok) end
   end
-  if N > 0 then avglen = total / N end
-  for _, t in ipairs(rel) do t.idf = math.log(1 + (N - t.df + 0.5) / (t.df + 0.5)) end
+  q[#q + 1] = #rel
+  for _, t in ipairs(rel) do q[#q + 1] = t.tok end
+  q[#q + 1] = N; q[#q + 1] = total
+  for _, t in ipairs(rel) do q[#q + 1] = t.df end
 end
+local sspec = parse_spec(q, zpre)
 
--- Set operations: union each group, intersect the groups, subtract.
+-- Set operations: union each group, intersect the groups, subtract; the
+-- members come back to the script (SMEMBERS, SINTER or SDIFF), nothing
+-- is stored but temporary unions.
 local temps = {}
 local function temp()
   local t = tpre .. (#temps + 1)
@@ -90,96 +104,43 @@ for _, terms in ipairs(groups) do
     keys[#keys + 1] = t
   end
 end
-local res = temp()
-redis.call('SINTERSTORE', res, unpack(keys))
-if #excl > 0 then redis.call('SDIFFSTORE', res, res, unpack(excl)) end
-local nums = redis.call('SMEMBERS', res)
-for _, t in ipairs(temps) do redis.call('DEL', t) end
-
--- Sort keys.
-local function bless(x, y) -- x < y by bytes
-  local n = math.min(#x, #y)
-  for i = 1, n do
-    local p, q = string.byte(x, i), string.byte(y, i)
-    if p ~= q then return p < q end
+local nums
+if #excl == 0 then
+  if #keys == 1 then nums = redis.call('SMEMBERS', keys[1]) else nums = redis.call('SINTER', unpack(keys)) end
+else
+  local first = keys[1]
+  if #keys > 1 then
+    first = temp()
+    redis.call('SINTERSTORE', first, unpack(keys))
   end
-  return #x < #y
+  nums = redis.call('SDIFF', first, unpack(excl))
 end
-local entries = {}
-for _, num in ipairs(nums) do
-  local dk = dpre .. num
-  local e
-  if mode == 'num' or mode == 'text' then
-    local v = redis.call('HMGET', dk, '#id', 's:' .. field)
-    e = {id = v[1], key = v[2] or (mode == 'num' and '0' or '')}
-    if mode == 'num' then e.n = tonumber(e.key) or 0 end
-  else
-    e = {id = redis.call('HGET', dk, '#id')}
-    if mode == 'rel' then
-      local f = {'#id', '#n'}
-      for _, t in ipairs(rel) do f[#f + 1] = t.tok end
-      local v = redis.call('HMGET', dk, unpack(f))
-      e.id = v[1]
-      local len = tonumber(v[2] or '0') or 0
-      local s = 0
-      for i, t in ipairs(rel) do
-        local tf = tonumber(v[i + 2] or '0') or 0
-        if tf > 0 then
-          local norm = 1.2 * (0.25 + 0.75 * (avglen > 0 and len / avglen or 1))
-          s = s + t.idf * tf * 2.2 / (tf + norm)
-        end
-      end
-      e.n = s
-      e.key = fmt_score(s)
-    elseif mode == 'z' then
-      local s = 0
-      for _, w in ipairs(weights) do
-        local z = redis.call('ZSCORE', w[1], num)
-        if z then s = s + tonumber(z) * w[2] end
-      end
-      e.n = s
-      e.key = fmt_score(s)
-    else
-      e.key = e.id
-    end
-  end
-  if not e.id then
-    return key_error('CORRUPT', dk, 'search document', 'no #id', 'the document of a posting')
-  end
-  entries[#entries + 1] = e
-end
-local numeric = mode == 'num' or mode == 'z' or mode == 'rel'
-table.sort(entries, function(x, y)
-  if numeric then
-    if x.n ~= y.n then
-      if desc then return x.n > y.n end
-      return x.n < y.n
-    end
-  elseif x.key ~= y.key then
-    if desc then return bless(y.key, x.key) end
-    return bless(x.key, y.key)
-  end
-  return bless(x.id, y.id)
-end)
+if #temps > 0 then redis.call('DEL', unpack(temps)) end
+local total = #nums
+redis.call('DEL', lkey, kkey, skey, qkey)
+redis.call('SET', nkey, total, 'PX', ttl)
+if total == 0 then return {0, {}} end
 
--- Cache and answer.
-redis.call('DEL', lkey, kkey)
-redis.call('SET', nkey, #entries, 'PX', ttl)
+-- Order the first offset+count entries only.
+local ids, ks, ns = fetch_entries(nums, sspec, dpre, dnums, true)
+if not ids then
+  redis.call('DEL', nkey)
+  return ks
+end
+local skeys -- IDs: distinct, compared by < when it is byte order
+if mode == 'id' and not sspec.desc and BYTE_ORDER then skeys = ids end
+local order = top_k(#ids, offset + count, make_less(sspec, ids, ks, ns), skeys)
+push_entries(lkey, kkey, sspec, ids, ks, ns, order, 1)
+redis.call('PEXPIRE', lkey, ttl); redis.call('PEXPIRE', kkey, ttl)
+if #order < #ids then
+  -- The rest, for page.lua: the numbers, and how to order them.
+  redis.call('SET', skey, table.concat(nums, ','), 'PX', ttl)
+  call_chunked('RPUSH', qkey, q)
+  redis.call('PEXPIRE', qkey, ttl)
+end
 local out = {}
-local ids, ks = {}, {}
-for i, e in ipairs(entries) do
-  ids[#ids + 1] = e.id
-  ks[#ks + 1] = e.key
-  if #ids == CHUNK then
-    redis.call('RPUSH', lkey, unpack(ids)); redis.call('RPUSH', kkey, unpack(ks))
-    ids, ks = {}, {}
-  end
-  if i > offset and i <= offset + count then
-    out[#out + 1] = e.id; out[#out + 1] = e.key
-  end
+for i = offset + 1, math.min(offset + count, #order) do
+  local j = order[i]
+  out[#out + 1] = ids[j]; out[#out + 1] = entry_key(sspec, ks, ns, j)
 end
-if #ids > 0 then redis.call('RPUSH', lkey, unpack(ids)); redis.call('RPUSH', kkey, unpack(ks)) end
-if #entries > 0 then
-  redis.call('PEXPIRE', lkey, ttl); redis.call('PEXPIRE', kkey, ttl)
-end
-return {#entries, out}
+return {total, out}

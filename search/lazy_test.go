@@ -1,0 +1,148 @@
+package search_test
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ria-go/ria/internal/redistest"
+	"github.com/ria-go/ria/search"
+)
+
+// lazyIndex returns an index of 30 documents d00..d29 all holding
+// "common", with a numeric field and a score that tie often.
+func lazyIndex(t *testing.T, b *redistest.Backend) *search.Index {
+	t.Helper()
+	x, err := search.New(b.Client, "lazy", search.WithPrefix(b.Prefix),
+		search.WithFields(search.NumericField("updated")), search.WithScores("votes"))
+	require.NoError(t, err)
+	var docs []search.Document
+	for i := range 30 {
+		docs = append(docs, search.Document{
+			ID:     fmt.Sprintf("d%02d", (i*11)%30), // numbers not in ID order
+			Text:   "common word" + strconv.Itoa(i%4) + " extra" + strconv.Itoa(i%3),
+			Fields: map[string]string{"updated": strconv.Itoa(i % 7)},
+			Scores: map[string]float64{"votes": float64(i % 5)},
+		})
+	}
+	_, _, err = x.Add(t.Context(), docs...)
+	require.NoError(t, err)
+	return x
+}
+
+// TestSearch_lazyPages: a search caches its own entries and the matching
+// numbers; the first page past them orders the rest, in the order a
+// search of the whole result gives, once.
+func TestSearch_lazyPages(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		x := lazyIndex(t, b)
+		cache := b.Prefix + "{lazy}:r:"
+		for name, opts := range map[string][]search.SearchOption{
+			"id":        nil,
+			"field":     {search.ByField("updated", true)},
+			"scores":    {search.ByScores(map[string]float64{"votes": 2}, false)},
+			"relevance": {search.ByRelevance()},
+		} {
+			for _, q := range []string{"common", "common -word1", "common extra2 +word3"} {
+				all, err := x.Search(ctx, q, append(slices.Clone(opts), search.Limit(0, 100))...)
+				require.NoError(t, err)
+				full := all.IDs
+				require.Len(t, full, all.Total)
+				r, err := x.Search(ctx, q, append(slices.Clone(opts), search.Limit(2, 3))...)
+				require.NoError(t, err)
+				assert.Equal(t, full[2:5], r.IDs, "%s %q", name, q)
+				rest := b.Client.Exists(ctx, cache+r.ID+":s", cache+r.ID+":q").Val()
+				if len(full) > 5 {
+					assert.EqualValues(t, 2, rest, "%s %q: the rest is kept unordered", name, q)
+					n, err := b.Client.LLen(ctx, cache+r.ID+":l").Result()
+					require.NoError(t, err)
+					assert.EqualValues(t, 5, n, "%s %q: only the search's entries are ordered", name, q)
+				} else {
+					assert.Zero(t, rest, "%s %q: the whole result was ordered", name, q)
+				}
+				p, err := x.Page(ctx, r.ID, 1, 3) // within the search's entries
+				require.NoError(t, err)
+				assert.Equal(t, full[1:4], p.IDs, "%s %q", name, q)
+				p, err = x.Page(ctx, r.ID, 4, 100)
+				require.NoError(t, err)
+				assert.Equal(t, full[4:], p.IDs, "%s %q", name, q)
+				assert.Equal(t, len(full), p.Total)
+				assert.Zero(t, b.Client.Exists(ctx, cache+r.ID+":s", cache+r.ID+":q").Val(), "%s %q: ordered once", name, q)
+				n, err := b.Client.LLen(ctx, cache+r.ID+":l").Result()
+				require.NoError(t, err)
+				assert.EqualValues(t, len(full), n)
+				p, err = x.Page(ctx, r.ID, 0, 100)
+				require.NoError(t, err)
+				assert.Equal(t, full, p.IDs, "%s %q", name, q)
+			}
+		}
+	})
+}
+
+// TestSearch_lazyPagesAfterRemove: a document removed between a search
+// and its first later page is left out of the rest; Total still counts it.
+func TestSearch_lazyPagesAfterRemove(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		x := lazyIndex(t, b)
+		all, err := x.Search(ctx, "common", search.Limit(0, 100))
+		require.NoError(t, err)
+		r, err := x.Search(ctx, "common", search.Limit(0, 5))
+		require.NoError(t, err)
+		gone := []string{all.IDs[2], all.IDs[10]} // one ordered by the search, one not
+		n, err := x.Remove(ctx, gone...)
+		require.NoError(t, err)
+		require.Equal(t, 2, n)
+		p, err := x.Page(ctx, r.ID, 0, 100)
+		require.NoError(t, err)
+		want := slices.DeleteFunc(slices.Clone(all.IDs), func(id string) bool { return id == gone[1] })
+		assert.Equal(t, want, p.IDs, "the search's own entries stay as they were")
+		assert.Equal(t, 30, p.Total)
+	})
+}
+
+// TestSearch_lazyWrongTypes: the keys of the unordered rest and the number
+// -> ID hash of the wrong type are reported, changing nothing.
+func TestSearch_lazyWrongTypes(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		var x *search.Index
+		di := b.Prefix + "{lazy}:di"
+		role := redistest.KeyRole{Key: di, Type: "hash", Role: "search document numbers"}
+		setup := func() { x = lazyIndex(t, b) }
+		b.CheckWrongTypes(t, setup, func() error {
+			_, _, err := x.Add(ctx, search.Document{ID: "new", Text: "common"})
+			return err
+		}, role)
+		b.CheckWrongTypes(t, setup, func() error {
+			_, err := x.Remove(ctx, "d01")
+			return err
+		}, role)
+		b.CheckWrongTypes(t, setup, func() error {
+			_, err := x.Search(ctx, "common")
+			return err
+		}, role)
+		const sid = "id0.lazy"
+		cache := b.Prefix + "{lazy}:r:"
+		b.CheckWrongTypes(t, func() {
+			setup()
+			r, err := x.Search(ctx, "common", search.Limit(0, 2))
+			require.NoError(t, err)
+			for _, sfx := range []string{":l", ":k", ":n", ":s", ":q"} {
+				require.NoError(t, b.Client.Rename(ctx, cache+r.ID+sfx, cache+sid+sfx).Err())
+			}
+		}, func() error {
+			_, err := x.Page(ctx, sid, 5, 5)
+			return err
+		},
+			redistest.KeyRole{Key: cache + sid + ":s", Type: "string", Role: "search cached result"},
+			redistest.KeyRole{Key: cache + sid + ":q", Type: "list", Role: "search cached result"},
+			role,
+		)
+	})
+}
