@@ -20,8 +20,9 @@
 // # Fan-out
 //
 // [Network.Post] stores the status on the author's profile and feeds it to
-// the home timelines of the author's first [WithFanoutBatch] followers
-// (default 1,000, the book's) before it returns; a [TaskFanout] task feeds
+// the home timelines of the author's first [WithFirstPass] followers
+// (default: the fan-out batch, [WithFanoutBatch], 1,000 as the book's)
+// before it returns; a [TaskFanout] task feeds
 // the next batch and enqueues the one after, so a user with millions of
 // followers never blocks the caller or the server, and there is one task
 // per batch, never one per follower. Feeding a timeline is idempotent
@@ -155,7 +156,8 @@
 //
 // Once the scripts are cached: CreateUser 1, User 1, Post 2 (script,
 // publish) plus 1 per node for the first batch when the author has
-// followers or lists plus 1 to enqueue the next batch (publish, first
+// followers or lists (none with [WithFirstPass](0)) plus 1 to enqueue the
+// next batch (publish, first
 // batch and enqueue sent side by side: 2 round trips of wall time), Delete 2 plus 1 to
 // enqueue the clean when the author has followers or lists, Follow 3 (4
 // when the followed user posted during the follow), Unfollow 3, Page 1

@@ -45,10 +45,11 @@ type pass struct {
 
 // Post posts a status of user uid with message msg and returns it. It
 // feeds the status to the home timelines of the author's first
-// [WithFanoutBatch] followers before it returns and enqueues a
-// [TaskFanout] task for the rest. Round trips: 1 (the script) plus 1 per
-// node for the first batch when the author has followers, plus 1 for the
-// enqueue when it has more than a batch.
+// [WithFirstPass] followers (default: [WithFanoutBatch]) before it
+// returns and enqueues a [TaskFanout] task for the rest. Round trips: 1
+// (the script) plus 1 per node for the first batch when the author has
+// followers and the first pass is not 0, plus 1 for the enqueue when it
+// has more than the first pass.
 //
 // It returns [ErrNoUser] if uid does not exist and an error naming the bad
 // argument (nothing written) for a bad uid or a message that is empty, not
@@ -78,7 +79,7 @@ func (n *Network) Post(ctx context.Context, uid, msg string, opts ...PostOption)
 		lat, lon = strconv.FormatFloat(po.at.Lat, 'f', -1, 64), strconv.FormatFloat(po.at.Lon, 'f', -1, 64)
 	}
 	keys := []string{n.userKey(uid), n.profileKey(uid), n.followersKey(uid), n.statusPrefix(uid), n.listedKey(uid)}
-	v, err := postScript.RunOnce(ctx, n.rdb, n.onceKey(uid), keys, uid, msg, n.cap, n.batch, lat, lon)
+	v, err := postScript.RunOnce(ctx, n.rdb, n.onceKey(uid), keys, uid, msg, n.cap, n.first, lat, lon)
 	if err != nil {
 		err = refusal(err)
 		return Status{}, fmt.Errorf("social: post %q: %w", uid, err)

@@ -66,9 +66,9 @@ const (
 	// MaxTimelineCap is the largest timeline cap.
 	MaxTimelineCap = 10_000
 	// DefaultFanoutBatch is how many followers one fan-out pass feeds
-	// (the first pass before [Network.Post] returns, then each deferred
-	// task) unless [WithFanoutBatch] says otherwise (the book's
-	// POSTS_PER_PASS).
+	// (each deferred task, and the first pass before [Network.Post]
+	// returns unless [WithFirstPass] says otherwise) unless
+	// [WithFanoutBatch] says otherwise (the book's POSTS_PER_PASS).
 	DefaultFanoutBatch = 1000
 	// MaxFanoutBatch is the largest fan-out batch.
 	MaxFanoutBatch = 10_000
@@ -166,6 +166,7 @@ type options struct {
 	prefix string
 	cap    int
 	batch  int
+	first  *int // nil: batch
 	queue  string
 	idle   time.Duration
 }
@@ -180,6 +181,13 @@ func WithTimelineCap(n int) Option { return func(o *options) { o.cap = n } }
 // WithFanoutBatch sets how many followers one fan-out pass feeds, 1 to
 // [MaxFanoutBatch]. Default: [DefaultFanoutBatch].
 func WithFanoutBatch(n int) Option { return func(o *options) { o.batch = n } }
+
+// WithFirstPass sets how many followers (and lists) [Network.Post] feeds
+// before it returns, 0 to [MaxFanoutBatch]; the deferred tasks feed the
+// rest, [WithFanoutBatch] at a time. Post's latency grows with it (one
+// server: about 3 us of server time per follower). Default: the fan-out
+// batch (the book's first pass of POSTS_PER_PASS).
+func WithFirstPass(n int) Option { return func(o *options) { o.first = &n } }
 
 // WithQueue names the queue of the [queue.Group] that deferred tasks go
 // to. Default: [DefaultQueue].
@@ -203,6 +211,7 @@ type Network struct {
 	ks    keys.Space
 	cap   int
 	batch int
+	first int // followers fed by Post itself
 	queue string
 	idle  time.Duration
 }
@@ -225,6 +234,8 @@ func New(rdb Client, tasks *queue.Group, opts ...Option) (*Network, error) {
 		return nil, fmt.Errorf("social: new: timeline cap %d: must be between 1 and %d", o.cap, MaxTimelineCap)
 	case o.batch < 1 || o.batch > MaxFanoutBatch:
 		return nil, fmt.Errorf("social: new: fan-out batch %d: must be between 1 and %d", o.batch, MaxFanoutBatch)
+	case o.first != nil && (*o.first < 0 || *o.first > MaxFanoutBatch):
+		return nil, fmt.Errorf("social: new: first pass %d: must be between 0 and %d", *o.first, MaxFanoutBatch)
 	case o.queue == "":
 		return nil, errors.New("social: new: queue name: empty name")
 	case o.idle != 0 && (o.idle < time.Millisecond || o.idle > MaxInactiveAfter):
@@ -233,7 +244,11 @@ func New(rdb Client, tasks *queue.Group, opts ...Option) (*Network, error) {
 	if err := keys.CheckPrefix(o.prefix); err != nil {
 		return nil, fmt.Errorf("social: new: %w", err)
 	}
-	return &Network{rdb: rdb, tasks: tasks, ks: keys.New(o.prefix), cap: o.cap, batch: o.batch, queue: o.queue, idle: o.idle}, nil
+	first := o.batch
+	if o.first != nil {
+		first = *o.first
+	}
+	return &Network{rdb: rdb, tasks: tasks, ks: keys.New(o.prefix), cap: o.cap, batch: o.batch, first: first, queue: o.queue, idle: o.idle}, nil
 }
 
 // ID returns the user ID of login: the login in lower case. It does not

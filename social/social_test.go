@@ -95,6 +95,37 @@ func TestNetwork_Post_fanout(t *testing.T) {
 	})
 }
 
+// WithFirstPass sets how many followers Post feeds itself, apart from the
+// deferred batches: 0 feeds none before Post returns, 2 the first two; the
+// tasks (batches of 3) feed the rest.
+func TestNetwork_Post_firstPass(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		for _, first := range []int{0, 2} {
+			b.Flush()
+			n, g := newNet(t, b, b.Client, social.WithFanoutBatch(3), social.WithFirstPass(first))
+			author := mustUser(t, n, "author")
+			var followers []string
+			for i := range 7 {
+				f := mustUser(t, n, fmt.Sprintf("f%d", i))
+				mustFollow(t, n, f, author)
+				followers = append(followers, f)
+			}
+			st := mustPost(t, n, author, "one")
+			for i, f := range followers {
+				if i < first {
+					assert.Equal(t, []string{st.ID}, page(t, n, f, social.Home, 10), "first %d: follower %d fed before Post returned", first, i)
+				} else {
+					assert.Empty(t, page(t, n, f, social.Home, 10), "first %d: follower %d waits for the deferred pass", first, i)
+				}
+			}
+			drain(t, n, g)
+			for _, f := range followers {
+				assert.Equal(t, []string{st.ID}, page(t, n, f, social.Home, 10), "first %d: %s", first, f)
+			}
+		}
+	})
+}
+
 // The book's timeline scenario with a home timeline of 5: following two
 // users who post 10 times each, unfollowing one, refilling, deleting.
 func TestNetwork_timelines(t *testing.T) {
@@ -191,7 +222,7 @@ func TestNetwork_badInput(t *testing.T) {
 		_, err = social.New(b.Client, nil)
 		assert.Error(t, err)
 		for _, o := range []social.Option{social.WithPrefix("a{"), social.WithTimelineCap(0), social.WithTimelineCap(social.MaxTimelineCap + 1),
-			social.WithFanoutBatch(0), social.WithQueue(""), social.WithInactiveAfter(-time.Second),
+			social.WithFanoutBatch(0), social.WithFirstPass(-1), social.WithFirstPass(social.MaxFanoutBatch + 1), social.WithQueue(""), social.WithInactiveAfter(-time.Second),
 			social.WithInactiveAfter(time.Microsecond), social.WithInactiveAfter(social.MaxInactiveAfter + time.Hour)} {
 			_, g := newNet(t, b, b.Client)
 			_, err := social.New(b.Client, g, o)
