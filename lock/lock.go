@@ -37,7 +37,7 @@ var (
 var (
 	//go:embed acquire.lua
 	acquireLua    string
-	acquireScript = script.New("lock acquire", script.MintLua+acquireLua)
+	acquireScript = script.New("lock acquire", script.MintLua+wait.GrantLua+acquireLua)
 
 	//go:embed release.lua
 	releaseLua    string

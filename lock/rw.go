@@ -22,7 +22,7 @@ var (
 
 	//go:embed rwacquire.lua
 	rwAcquireLua    string
-	rwAcquireScript = script.New("lock rw acquire", rwSettleLua+rwAcquireLua)
+	rwAcquireScript = script.New("lock rw acquire", wait.GrantLua+rwSettleLua+rwAcquireLua)
 
 	//go:embed rwrelease.lua
 	rwReleaseLua    string

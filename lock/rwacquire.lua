@@ -32,22 +32,11 @@ local writer, readers, fence, queue, waiters, prefix, grant =
 local token, ttl, wait, wake, mode, slack =
   ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4] == '1', ARGV[5], tonumber(ARGV[6])
 
--- fail returns the key error b; in wake mode it first wakes the pipelined
--- pop (which takes the value back at once), if the grant key is a list
-local function fail(b)
-  if wake and not check_type(grant, 'list', 'lock rw grant') then
-    redis.call('rpush', grant, '')
-    redis.call('pexpire', grant, 1000)
-  end
-  return b
-end
--- got returns the lock, fence f; in wake mode it hands f to the pipelined
--- pop
+-- fail returns the key error b, waking a pipelined pop first (GrantLua)
+local function fail(b) return grant_fail(grant, wake, 'lock rw grant', b) end
+-- got returns the grant f, handing it to a pipelined pop (GrantLua)
 local function got(f)
-  if wake then
-    redis.call('rpush', grant, string.format('%d', f))
-    redis.call('pexpire', grant, ttl)
-  end
+  grant_give(grant, wake, f, ttl)
   return {1, f}
 end
 local function fence_error()

@@ -33,21 +33,11 @@ local mayQueue = ARGV[5] == '1'
 local wake = ARGV[6] == '1'
 
 local bad
--- fail returns the key error b; in wake mode it first wakes the pipelined
--- pop (which takes the value back at once), if the grant list is a list
-local function fail(b)
-  if wake and not check_type(grant, 'list', 'semaphore grant') then
-    redis.call('RPUSH', grant, '')
-    redis.call('PEXPIRE', grant, 1000)
-  end
-  return b
-end
--- got returns permit s; in wake mode it hands s to the pipelined pop
+-- fail returns the key error b, waking a pipelined pop first (GrantLua)
+local function fail(b) return grant_fail(grant, wake, 'semaphore grant', b) end
+-- got returns the grant s, handing it to a pipelined pop (GrantLua)
 local function got(s)
-  if wake then
-    redis.call('RPUSH', grant, string.format('%d', s))
-    redis.call('PEXPIRE', grant, timeout)
-  end
+  grant_give(grant, wake, s, timeout)
   return {1, s}
 end
 local function seq_error()

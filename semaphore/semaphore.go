@@ -63,7 +63,7 @@ var (
 	//go:embed holders.lua
 	holdersLua string
 
-	acquireScript = script.New("semaphore acquire", script.MintLua+acquireLua)
+	acquireScript = script.New("semaphore acquire", script.MintLua+wait.GrantLua+acquireLua)
 	releaseScript = script.New("semaphore release", script.MintLua+releaseLua)
 	refreshScript = script.New("semaphore refresh", refreshLua)
 	holdersScript = script.New("semaphore holders", holdersLua)

@@ -21,6 +21,7 @@ package wait
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"io"
@@ -36,6 +37,14 @@ import (
 	"github.com/ria-go/ria"
 	"github.com/ria-go/ria/internal/script"
 )
+
+// GrantLua defines the Lua functions grant_fail(grant, wake, role, err)
+// and grant_give(grant, wake, v, ttl) that an acquire script sent in wake
+// mode (Turn.AttemptIn) uses to answer the blocking pop pipelined after
+// it: prepend it to the script's source, after script.New's checks.
+//
+//go:embed grant.lua
+var GrantLua string
 
 // Client is the subset of go-redis that [Queue] and [Pop] need.
 type Client interface {
