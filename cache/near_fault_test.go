@@ -24,11 +24,16 @@ func TestNear_fault_lostReply(t *testing.T) {
 		r := newProcess(t, b, 100, time.Hour).c
 		h := redistest.NewHarness(t, f, "cache near invalidation")
 		// Load the scripts on every node through w, so that the lost
-		// replies are those of the calls below.
+		// replies are those of the calls below; then wait until r has
+		// heard the 20 invalidations they published (on a Cluster from
+		// several nodes), so that none lands after a fill below.
+		heard := r.NearInvalidationsForTest()
 		for i := range 10 {
 			require.NoError(t, w.Set(ctx, fmt.Sprint("warm", i), "x"))
 			require.NoError(t, w.Delete(ctx, fmt.Sprint("warm", i)))
 		}
+		require.Eventually(t, func() bool { return r.NearInvalidationsForTest() >= heard+20 }, nearWait, time.Millisecond,
+			"r heard the warm-up's invalidations")
 
 		for i := range 5 {
 			k := fmt.Sprint("k", i)
