@@ -141,18 +141,27 @@ func AnyWrite(cmd []string) bool {
 		"hset", "hincrby", "incrby", "incr", "del", "sadd", "srem", "zrem")(cmd)
 }
 
-// take reports whether cmd must lose its reply, consuming one firing.
-func (f *Faults) take(cmd []string) bool {
+// take returns the rule by which cmd must lose its reply, consuming one
+// of its firings, or nil.
+func (f *Faults) take(cmd []string) *loseRule {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for i := range f.lose {
 		r := &f.lose[i]
 		if r.left > 0 && r.match(cmd) {
 			r.left--
-			return true
+			return r
 		}
 	}
-	return false
+	return nil
+}
+
+// giveBack returns a firing to r, taken for a command that never reached
+// the server.
+func (f *Faults) giveBack(r *loseRule) {
+	f.mu.Lock()
+	r.left++
+	f.mu.Unlock()
 }
 
 func (f *Faults) currentDelay() time.Duration {
@@ -244,8 +253,20 @@ type proxyConn struct {
 	closed  bool
 }
 
+// cut closes both sides. The replies still awaited of commands marked to
+// lose theirs are lost too (a connection cut after the first of two such
+// commands it carries, or closed by the client when it gave up waiting):
+// they count.
 func (c *proxyConn) cut() {
 	c.mu.Lock()
+	if !c.closed {
+		for _, lose := range c.pending {
+			if lose {
+				c.p.f.lost.Add(1)
+			}
+		}
+		c.pending = nil
+	}
 	c.closed = true
 	if c.cond != nil {
 		c.cond.Broadcast()
@@ -271,16 +292,27 @@ func (c *proxyConn) requests() {
 		if err != nil {
 			return
 		}
-		lose := c.p.f.take(cmd)
+		rule := c.p.f.take(cmd)
+		if _, err := c.server.Write(buf.Bytes()); err != nil {
+			if rule != nil { // the command did not run: no reply lost
+				c.p.f.giveBack(rule)
+			}
+			return
+		}
+		// Noted once sent: replies() waits for the note of each reply.
 		c.mu.Lock()
-		c.pending = append(c.pending, lose)
+		if c.closed {
+			if rule != nil { // sent, and its reply can no longer come
+				c.p.f.lost.Add(1)
+			}
+			c.mu.Unlock()
+			return
+		}
+		c.pending = append(c.pending, rule != nil)
 		if c.cond != nil {
 			c.cond.Broadcast()
 		}
 		c.mu.Unlock()
-		if _, err := c.server.Write(buf.Bytes()); err != nil {
-			return
-		}
 	}
 }
 
@@ -304,8 +336,7 @@ func (c *proxyConn) replies() {
 		}
 		c.mu.Lock()
 		// A reply may arrive before requests() has noted its command (it
-		// notes it before forwarding, but the two goroutines race to the
-		// lock): wait for the note.
+		// notes it once forwarded): wait for the note.
 		if c.cond == nil {
 			c.cond = sync.NewCond(&c.mu)
 		}

@@ -47,6 +47,20 @@ func TestFaults_LoseReply(t *testing.T) {
 		v, err := b.Client.Get(ctx, k).Int64()
 		require.NoError(t, err)
 		assert.GreaterOrEqual(t, v, int64(3+1+10+10), "the pipeline ran at least once more than once")
+
+		// Two commands of one pipeline marked to lose their replies: the
+		// cut after the first loses the second's reply too, and both count.
+		lost := f.Lost()
+		f.LoseReply(1, redistest.Commands("incr"))
+		f.LoseReply(1, redistest.Commands("incrby"))
+		_, err = c.Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.Incr(ctx, k)
+			p.IncrBy(ctx, k, 10)
+			return nil
+		})
+		require.NoError(t, err)
+		assert.Equal(t, lost+2, f.Lost())
+		assert.Zero(t, f.Armed())
 	})
 }
 
