@@ -8,17 +8,13 @@
 -- KEYS[1] ids     HASH document ID -> number
 -- KEYS[2] stats   HASH seq, docs, len
 -- KEYS[3] document HASH prefix    KEYS[4] SET posting prefix
--- KEYS[5] bitmap posting prefix   KEYS[6] score ZSET prefix
--- KEYS[7] nums    HASH document number -> ID
--- ARGV[1] bitmap threshold T (a term posting becomes a bitmap above T
---         documents, and back to a SET at T/2)
--- ARGV[2] number of documents, then for each: ID, length (terms, repeats
+-- KEYS[5] score ZSET prefix       KEYS[6] nums HASH document number -> ID
+-- ARGV[1] number of documents, then for each: ID, length (terms, repeats
 --         included), n tokens, n x (token, count), m fields, m x (hash
 --         field, value), k scores, k x (name, score)
 -- returns {documents added, documents replaced}
 -- Every key, and every value parsed, is checked before the first write.
-local ids, stats, dpre, ppre, bpre, zpre, dnums = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
-local T = tonumber(ARGV[1])
+local ids, stats, dpre, ppre, zpre, dnums = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 
 local bad = check_types({ids, 'hash', 'search document IDs', stats, 'hash', 'search index stats',
   dnums, 'hash', 'search document numbers'})
@@ -30,8 +26,8 @@ local seq = tonumber(redis.call('HGET', stats, 'seq') or '0')
 local nextnum = seq
 local docs = {}
 local zkeys = {}
-local a = 3
-for _ = 1, tonumber(ARGV[2]) do
+local a = 2
+for _ = 1, tonumber(ARGV[1]) do
   local doc = {ext = ARGV[a], len = tonumber(ARGV[a + 1]), toks = {}, fields = {}, scores = {}}
   a = a + 2
   local n = tonumber(ARGV[a]); a = a + 1
@@ -102,18 +98,10 @@ for _, doc in ipairs(docs) do
   end
 end
 
--- Check every posting the batch changes, and learn its form.
-local info = {}
+-- Check every posting the batch changes.
 for tok in pairs(touched) do
-  local pk = ppre .. tok
-  local card, err = set_card(pk, 'search posting')
+  local _, err = set_card(ppre .. tok, 'search posting')
   if err then return err end
-  local blen = 0
-  if is_text(tok) and (card == 0 or card + #(add[tok] or {}) > T) then
-    blen, err = bitmap_len(bpre .. tok, 'search bitmap posting')
-    if err then return err end
-  end
-  info[tok] = {card = card, bitmap = blen > 0}
 end
 local spec = {}
 for name in pairs(zkeys) do
@@ -140,36 +128,6 @@ for _, doc in ipairs(docs) do
   for i = 1, #h, CHUNK do redis.call('HSET', dk, unpack(h, i, math.min(i + CHUNK - 1, #h))) end
   for _, sc in ipairs(doc.scores) do redis.call('ZADD', zpre .. sc[1], sc[2], doc.num) end
 end
-for tok, nums in pairs(add) do
-  local it = info[tok]
-  if it.bitmap then
-    local e = set_bits(bpre .. tok, nums, 1)
-    if e then return e end
-  else
-    local pk = ppre .. tok
-    local card = it.card + call_chunked('SADD', pk, nums)
-    if is_text(tok) and card > T and card * 512 >= nextnum then
-      local e = set_bits(bpre .. tok, redis.call('SMEMBERS', pk), 1)
-      if e then return e end
-      redis.call('DEL', pk)
-    end
-  end
-end
-for tok, nums in pairs(rem) do
-  local it = info[tok]
-  if it.bitmap then
-    local bk = bpre .. tok
-    local e = set_bits(bk, nums, 0)
-    if e then return e end
-    local card = redis.call('BITCOUNT', bk)
-    if card == 0 then
-      redis.call('DEL', bk)
-    elseif card <= T / 2 or card * 1024 < nextnum then
-      call_chunked('SADD', ppre .. tok, bitmap_nums(bk, 0, -1, false))
-      redis.call('DEL', bk)
-    end
-  else
-    call_chunked('SREM', ppre .. tok, nums)
-  end
-end
+for tok, nums in pairs(add) do call_chunked('SADD', ppre .. tok, nums) end
+for tok, nums in pairs(rem) do call_chunked('SREM', ppre .. tok, nums) end
 return {added, #docs - added}

@@ -133,10 +133,10 @@
 //	{tag}:r:<sid>:q  LIST  how to order them (mode, field, weights, BM25 statistics), idem
 //	{tag}:once:<nonce> STRING reply record of an Add or Remove (retry window TTL)
 //
-// The b: (bitmap postings) and u: (see [Shard.Key]) namespaces are
-// reserved. The scripts build the per-term, per-document and per-score
-// keys from prefixes passed in KEYS (a batch touches thousands); the hash
-// tag in the prefix keeps them in the shard's slot.
+// The u: namespace (see [Shard.Key]) is reserved. The scripts build the
+// per-term, per-document and per-score keys from prefixes passed in KEYS
+// (a batch touches thousands); the hash tag in the prefix keeps them in
+// the shard's slot.
 //
 // # Cluster and sharding
 //

@@ -104,14 +104,13 @@ func TextField(name string) Field { return Field{Name: name, Kind: Text} }
 type Option func(*options)
 
 type options struct {
-	prefix    string
-	shards    int
-	analyzer  Analyzer
-	fields    []Field
-	scores    []string
-	ttl       time.Duration
-	limits    Limits
-	bitmapMin int
+	prefix   string
+	shards   int
+	analyzer Analyzer
+	fields   []Field
+	scores   []string
+	ttl      time.Duration
+	limits   Limits
 }
 
 // WithPrefix sets the key prefix. Default: "search:". It must not contain
@@ -164,7 +163,6 @@ type Index struct {
 	scores    []string // sorted
 	ttl       time.Duration
 	limits    Limits
-	bitmapMin int
 	shards    []shardKeys
 }
 
@@ -179,7 +177,7 @@ func New(rdb Client, name string, opts ...Option) (*Index, error) {
 	if rdb == nil {
 		panic("search: New with a nil client")
 	}
-	o := options{prefix: "search:", shards: 1, ttl: DefaultCacheTTL, bitmapMin: 512}
+	o := options{prefix: "search:", shards: 1, ttl: DefaultCacheTTL}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -215,7 +213,7 @@ func New(rdb Client, name string, opts ...Option) (*Index, error) {
 	}
 	x := &Index{
 		rdb: rdb, name: name, prefix: o.prefix, analyzer: o.analyzer,
-		fields: map[string]FieldKind{}, ttl: o.ttl, limits: o.limits, bitmapMin: o.bitmapMin,
+		fields: map[string]FieldKind{}, ttl: o.ttl, limits: o.limits,
 	}
 	for _, f := range o.fields {
 		if err := checkName("field", f.Name); err != nil {

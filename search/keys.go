@@ -36,8 +36,6 @@ type shardKeys struct {
 	// setPrefix + <token> is a SET posting: the numbers of the documents
 	// holding the token.
 	setPrefix string
-	// bitmapPrefix + <token> is a STRING bitmap posting of a frequent term.
-	bitmapPrefix string
 	// scorePrefix + <name> is a ZSET: document number -> score.
 	scorePrefix string
 	// cachePrefix + <search ID> + ":l" | ":k" | ":n" | ":s" | ":q" are a
@@ -48,16 +46,15 @@ type shardKeys struct {
 
 func newShardKeys(ks keys.Space, tag string) shardKeys {
 	return shardKeys{
-		space:        ks,
-		tag:          tag,
-		ids:          ks.Key(tag, "ids"),
-		nums:         ks.Key(tag, "di"),
-		stats:        ks.Key(tag, "n"),
-		docPrefix:    ks.Key(tag, "d:"),
-		setPrefix:    ks.Key(tag, "p:"),
-		bitmapPrefix: ks.Key(tag, "b:"),
-		scorePrefix:  ks.Key(tag, "z:"),
-		cachePrefix:  ks.Key(tag, "r:"),
+		space:       ks,
+		tag:         tag,
+		ids:         ks.Key(tag, "ids"),
+		nums:        ks.Key(tag, "di"),
+		stats:       ks.Key(tag, "n"),
+		docPrefix:   ks.Key(tag, "d:"),
+		setPrefix:   ks.Key(tag, "p:"),
+		scorePrefix: ks.Key(tag, "z:"),
+		cachePrefix: ks.Key(tag, "r:"),
 	}
 }
 
@@ -155,12 +152,9 @@ func (s Shard) IDsKey() string { return s.k.ids }
 // "s:<field>" (its sort key).
 func (s Shard) DocKey(num int64) string { return s.k.docPrefix + strconv.FormatInt(num, 10) }
 
-// TermKeys returns the two possible postings of term: a SET of document
-// numbers, or for a frequent term a STRING bitmap whose bit n is set when
-// document number n holds the term. At most one of them exists.
-func (s Shard) TermKeys(term string) (set, bitmap string) {
-	return s.k.setPrefix + termTok(term), s.k.bitmapPrefix + termTok(term)
-}
+// TermKey returns the posting of term: the SET of the numbers of the
+// documents holding it.
+func (s Shard) TermKey(term string) string { return s.k.setPrefix + termTok(term) }
 
 // TagKey returns the SET of the numbers of the documents tagged value in
 // field (tag postings are always SETs, so ZUNIONSTORE and ZINTERSTORE can

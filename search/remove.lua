@@ -4,12 +4,11 @@
 -- KEYS[1] ids     HASH document ID -> number
 -- KEYS[2] stats   HASH seq, docs, len
 -- KEYS[3] document HASH prefix    KEYS[4] SET posting prefix
--- KEYS[5] bitmap posting prefix   KEYS[6] score ZSET prefix
--- KEYS[7] nums    HASH document number -> ID
+-- KEYS[5] score ZSET prefix       KEYS[6] nums HASH document number -> ID
 -- ARGV[1] n IDs, then the IDs, then k score names, then the names
 -- returns the number of documents removed (IDs not indexed are skipped)
 -- Every key is checked before the first write.
-local ids, stats, dpre, ppre, bpre, zpre, dnums = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local ids, stats, dpre, ppre, zpre, dnums = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local bad = check_types({ids, 'hash', 'search document IDs', stats, 'hash', 'search index stats',
   dnums, 'hash', 'search document numbers'})
   or check_hint(stats, 'docs', 'search index stats') or check_hint(stats, 'len', 'search index stats')
@@ -41,13 +40,6 @@ for i = 1, n do
         toks[#toks + 1] = f
         local _, err = set_card(ppre .. f, 'search posting')
         if err then return err end
-        if is_text(f) then
-          local blen, e2 = bitmap_len(bpre .. f, 'search bitmap posting')
-          if e2 then return e2 end
-          if blen > 0 then
-            return key_error('CORRUPT', bpre .. f, 'search bitmap posting', 'a bitmap', 'no bitmap (this version keeps SET postings)')
-          end
-        end
       end
     end
     victims[#victims + 1] = {ext = ext, num = num, dk = dk, len = tonumber(fields['#n']), toks = toks}

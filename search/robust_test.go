@@ -21,8 +21,8 @@ func TestWrongTypes(t *testing.T) {
 		x := newIndex(t, b)
 		s := x.Shard(0)
 		setup := func() { load(t, x) } // d1 is document number 1
-		post, bits := s.TermKeys("redis")
-		newPost, newBits := s.TermKeys("brand")
+		post := s.TermKey("redis")
+		newPost := s.TermKey("brand")
 		roles := func(extra ...redistest.KeyRole) []redistest.KeyRole {
 			return append([]redistest.KeyRole{
 				{Key: s.IDsKey(), Type: "hash", Role: "search document IDs"},
@@ -36,7 +36,6 @@ func TestWrongTypes(t *testing.T) {
 		}, roles(
 			redistest.KeyRole{Key: s.DocKey(1), Type: "hash", Role: "search document"},
 			redistest.KeyRole{Key: newPost, Type: "set", Role: "search posting"},
-			redistest.KeyRole{Key: newBits, Type: "string", Role: "search bitmap posting"},
 			redistest.KeyRole{Key: s.ScoreKey("votes"), Type: "zset", Role: "search score"},
 		)...)
 		// Remove d1.
@@ -46,13 +45,12 @@ func TestWrongTypes(t *testing.T) {
 		}, roles(
 			redistest.KeyRole{Key: s.DocKey(1), Type: "hash", Role: "search document"},
 			redistest.KeyRole{Key: post, Type: "set", Role: "search posting"},
-			redistest.KeyRole{Key: bits, Type: "string", Role: "search bitmap posting"},
 			redistest.KeyRole{Key: s.ScoreKey("votes"), Type: "zset", Role: "search score"},
 			redistest.KeyRole{Key: s.ScoreKey("update"), Type: "zset", Role: "search score"},
 		)...)
 		// Search: postings (wanted, synonym, excluded) and scores.
-		sets, _ := s.TermKeys("sets")
-		cluster, _ := s.TermKeys("cluster")
+		sets := s.TermKey("sets")
+		cluster := s.TermKey("cluster")
 		b.CheckWrongTypes(t, setup, func() error {
 			_, err := x.Search(ctx, "redis +sets -cluster", search.ByScores(map[string]float64{"votes": 1}, false))
 			return err

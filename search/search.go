@@ -40,10 +40,6 @@ const MaxFieldBytes = 1024
 // [Index.Remove] call.
 const MaxBatch = 10000
 
-// noBitmaps is the bitmap threshold add.lua is given: postings stay SETs
-// (search.lua intersects SETs only).
-const noBitmaps = "1000000000"
-
 // Document is what [Index.Add] indexes.
 type Document struct {
 	// ID names the document: 1 to [MaxIDBytes] bytes of valid UTF-8.
@@ -102,7 +98,7 @@ func (x *Index) Add(ctx context.Context, docs ...Document) (added, replaced int,
 		if counts[i] == 0 {
 			continue
 		}
-		args := append([]any{noBitmaps, counts[i]}, perShard[i]...)
+		args := append([]any{counts[i]}, perShard[i]...)
 		calls = append(calls, addScript.Prepare(k.onceKey(), ttl, k.scriptKeys(), args...))
 	}
 	script.Send(ctx, x.rdb, calls)
@@ -128,7 +124,7 @@ func (x *Index) Add(ctx context.Context, docs ...Document) (added, replaced int,
 
 // scriptKeys are the KEYS of add.lua and remove.lua.
 func (k shardKeys) scriptKeys() []string {
-	return []string{k.ids, k.stats, k.docPrefix, k.setPrefix, k.bitmapPrefix, k.scorePrefix, k.nums}
+	return []string{k.ids, k.stats, k.docPrefix, k.setPrefix, k.scorePrefix, k.nums}
 }
 
 // docArgs checks d and returns its part of add.lua's ARGV.
