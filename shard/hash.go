@@ -7,7 +7,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/ria-go/ria/internal/keys"
 	"github.com/ria-go/ria/internal/script"
 )
 
@@ -17,10 +16,7 @@ import (
 // shard of its number divided by the shard size; another to the shard of
 // its CRC32 mod 2·total/size (see [ID]). It is safe for concurrent use.
 type Hash struct {
-	rdb               Client
-	name              string
-	keys              keys.Space
-	total, size, nShd int64
+	sized
 }
 
 // NewHash returns the sharded hash name, sized for total fields (used for
@@ -31,25 +27,11 @@ type Hash struct {
 // and fail with [ErrMismatch] if given others. It costs one round trip for
 // an existing hash, a few more for a new one.
 func NewHash(ctx context.Context, rdb Client, name string, total int64, opts ...Option) (*Hash, error) {
-	if rdb == nil {
-		return nil, fmt.Errorf("shard: hash %q: nil client", name)
-	}
-	o, ks, err := newOptions("hash", opts, "WithShardSize")
+	s, err := newSized(ctx, rdb, "hash", name, total, opts, func(l Limits) int64 { return l.HashEntries })
 	if err != nil {
 		return nil, err
 	}
-	if err := keys.CheckEntity("shard: hash name", name); err != nil {
-		return nil, err
-	}
-	if total < 0 {
-		return nil, fmt.Errorf("shard: hash %q: %w: total %d", name, ErrSize, total)
-	}
-	size, total, nShd, err := sizing(ctx, rdb, "hash", name, ks.Key(name, "hash:meta"), o.size, total,
-		func(l Limits) int64 { return l.HashEntries })
-	if err != nil {
-		return nil, err
-	}
-	return &Hash{rdb: rdb, name: name, keys: ks, size: size, total: total, nShd: nShd}, nil
+	return &Hash{s}, nil
 }
 
 // Name returns the hash's name.

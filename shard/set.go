@@ -7,7 +7,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/ria-go/ria/internal/keys"
 	"github.com/ria-go/ria/internal/script"
 )
 
@@ -18,10 +17,7 @@ import (
 // 7.0 only integer members get a compact set). It is safe for concurrent
 // use.
 type Set struct {
-	rdb               Client
-	name              string
-	keys              keys.Space
-	total, size, nShd int64
+	sized
 }
 
 // NewSet returns the sharded set name, sized for total members. It takes
@@ -30,22 +26,11 @@ type Set struct {
 // the first NewSet of a name stores its parameters and later ones must
 // agree ([ErrMismatch]).
 func NewSet(ctx context.Context, rdb Client, name string, total int64, opts ...Option) (*Set, error) {
-	if rdb == nil {
-		return nil, fmt.Errorf("shard: set %q: nil client", name)
-	}
-	o, ks, err := newOptions("set", opts, "WithShardSize")
+	sd, err := newSized(ctx, rdb, "set", name, total, opts, func(l Limits) int64 { return l.SetIntEntries })
 	if err != nil {
 		return nil, err
 	}
-	if err := keys.CheckEntity("shard: set name", name); err != nil {
-		return nil, err
-	}
-	size, total, nShd, err := sizing(ctx, rdb, "set", name, ks.Key(name, "set:meta"), o.size, total,
-		func(l Limits) int64 { return l.SetIntEntries })
-	if err != nil {
-		return nil, err
-	}
-	return &Set{rdb: rdb, name: name, keys: ks, size: size, total: total, nShd: nShd}, nil
+	return &Set{sd}, nil
 }
 
 // Name returns the set's name.

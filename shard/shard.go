@@ -305,13 +305,34 @@ func corrupt(key, role, got, want string) error {
 	return &ria.KeyError{Role: role, Key: key, Got: strconv.Quote(got), Want: want, Err: ria.ErrCorrupt}
 }
 
-// sizing loads (or stores, on first use) the shard size and expected total
-// of the structure kind name under metaKey: size 0 takes the server's
-// compact-encoding limit (limit of [ReadLimits]). It returns them and the
-// shard count.
-func sizing(ctx context.Context, rdb Client, kind, name, metaKey string, size, total int64, limit func(Limits) int64) (int64, int64, int64, error) {
-	ps, err := loadMeta(ctx, rdb, kind, name, metaKey,
-		[]param{{name: "size", value: size, explicit: size > 0}, {name: "total", value: total, explicit: true}},
+// sized is what a sharded [Hash] or [Set] knows of itself.
+type sized struct {
+	rdb               Client
+	name              string
+	keys              keys.Space
+	total, size, nShd int64
+}
+
+// newSized checks the arguments of [NewHash] or [NewSet] (kind "hash" or
+// "set") and loads (or stores, on first use) the shard size and expected
+// total under <prefix>{name}:<kind>:meta: no [WithShardSize] takes the
+// server's compact-encoding limit (limit of [ReadLimits]).
+func newSized(ctx context.Context, rdb Client, kind, name string, total int64, opts []Option, limit func(Limits) int64) (sized, error) {
+	if rdb == nil {
+		return sized{}, fmt.Errorf("shard: %s %q: nil client", kind, name)
+	}
+	o, ks, err := newOptions(kind, opts, "WithShardSize")
+	if err != nil {
+		return sized{}, err
+	}
+	if err := keys.CheckEntity("shard: "+kind+" name", name); err != nil {
+		return sized{}, err
+	}
+	if total < 0 {
+		return sized{}, fmt.Errorf("shard: %s %q: %w: total %d", kind, name, ErrSize, total)
+	}
+	ps, err := loadMeta(ctx, rdb, kind, name, ks.Key(name, kind+":meta"),
+		[]param{{name: "size", value: o.size, explicit: o.size > 0}, {name: "total", value: total, explicit: true}},
 		func(ps []param) error {
 			if ps[0].value == 0 {
 				l, err := ReadLimits(ctx, rdb)
@@ -324,11 +345,11 @@ func sizing(ctx context.Context, rdb Client, kind, name, metaKey string, size, t
 			return err
 		})
 	if err != nil {
-		return 0, 0, 0, err
+		return sized{}, err
 	}
 	n, err := Count(ps[1].value, ps[0].value)
 	if err != nil {
-		return 0, 0, 0, fmt.Errorf("shard: %s %q: %w", kind, name, err)
+		return sized{}, fmt.Errorf("shard: %s %q: %w", kind, name, err)
 	}
-	return ps[0].value, ps[1].value, n, nil
+	return sized{rdb: rdb, name: name, keys: ks, size: ps[0].value, total: ps[1].value, nShd: n}, nil
 }
