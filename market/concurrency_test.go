@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -86,15 +85,11 @@ func trade(t *testing.T, b *redistest.Backend, v variant) {
 	// stranded until its TTL would show as a call of 5 s or more).
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
-	// Two clients, as two processes, with a read timeout of 10 s instead of
-	// go-redis's 3 s: under -race on a 2-core machine shared with busy
-	// processes, a KeepAlive extension's reply once took longer than 3 s,
-	// the lock's Do then reported the lock lost (correctly, for a client
-	// that gave up on the reply) and the trader failed. The timeout only
-	// bounds a hang; nothing asserted depends on it.
-	slow := func(o *redis.UniversalOptions) { o.ReadTimeout = 10 * time.Second }
-	one, _ := b.NewClient(slow)
-	other, _ := b.NewClient(slow)
+	// Two clients, as two processes (the harness's read timeout of 10 s:
+	// under -race on a 2-core machine shared with busy processes, a
+	// KeepAlive extension's reply once took longer than go-redis's 3 s).
+	one, _ := b.NewClient()
+	other, _ := b.NewClient()
 	markets := []*market.Market{
 		newMarket(t, b, one, v.name, market.WithTimeout(time.Minute)),
 		newMarket(t, b, other, v.name, market.WithTimeout(time.Minute)),

@@ -125,9 +125,11 @@ func (b *Backend) Addrs() []string { return b.addrs }
 // NewClient returns another client of the backend, with its own connection
 // pool and counting hook, closed when the test ends. Use several to test
 // several processes. Options may change the client's options (timeouts,
-// retries, a Dialer) before it is built.
+// retries, a Dialer) before it is built. The read timeout is 10 s, not
+// go-redis's 3 s: under -race on a loaded 2-core machine a healthy reply
+// can take longer than 3 s, and a test that wants timeouts sets its own.
 func (b *Backend) NewClient(opts ...func(*redis.UniversalOptions)) (redis.UniversalClient, *roundtrip.Counter) {
-	o := &redis.UniversalOptions{Addrs: b.addrs, PoolSize: 64}
+	o := &redis.UniversalOptions{Addrs: b.addrs, PoolSize: 64, ReadTimeout: 10 * time.Second}
 	for _, opt := range opts {
 		opt(o)
 	}
