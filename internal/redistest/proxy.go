@@ -90,8 +90,8 @@ func (f *Faults) Disarm() {
 	f.mu.Unlock()
 }
 
-// Delay holds every reply back for d before forwarding it (0: no delay),
-// as a stalled server or network would. With a client ReadTimeout below d,
+// Delay holds every reply back until d after it arrived from the server
+// (0: no delay), as a stalled server or network would. With a client ReadTimeout below d,
 // each command runs on the server and then times out on the client.
 func (f *Faults) Delay(d time.Duration) {
 	f.mu.Lock()
@@ -323,10 +323,17 @@ func (c *proxyConn) replies() {
 	defer c.cut()
 	r := bufio.NewReader(c.server)
 	var buf bytes.Buffer
+	var arrived time.Time // when the reply being forwarded came in
 	for {
 		buf.Reset()
+		// A reply already buffered came in with the read of the one before
+		// (a pipeline's replies arrive together): it keeps that time.
+		buffered := r.Buffered() > 0
 		if _, err := readRESP(r, &buf, false); err != nil {
 			return
+		}
+		if !buffered {
+			arrived = time.Now()
 		}
 		if buf.Len() > 0 && buf.Bytes()[0] == '>' { // a push message answers no command
 			if _, err := c.client.Write(buf.Bytes()); err != nil {
@@ -355,7 +362,10 @@ func (c *proxyConn) replies() {
 			return // the deferred cut closes both sides
 		}
 		if d := c.p.f.currentDelay(); d > 0 {
-			time.Sleep(d) // the fault being injected: a stalled reply
+			// The fault being injected: a stalled reply, forwarded d after it
+			// arrived, as a slow network would (the replies of a pipeline,
+			// arriving together, are held d in all, not d each).
+			time.Sleep(time.Until(arrived.Add(d)))
 		}
 		if _, err := c.client.Write(buf.Bytes()); err != nil {
 			return
