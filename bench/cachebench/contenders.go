@@ -202,6 +202,21 @@ func goRedisCache() contender {
 	}
 }
 
+// goRedisCacheJSON is go-redis/cache with ria's default codec
+// (encoding/json, no compression): the like-for-like comparison of ria's
+// default.
+func goRedisCacheJSON() contender {
+	return contender{
+		name: "go-redis/cache-json",
+		note: "go-redis/cache as above with Options{Marshal: json.Marshal, Unmarshal: json.Unmarshal}: " +
+			"encoding/json, no compression, as ria's default codec",
+		newProc: func(rdb *redis.Client, prefix string) (proc, error) {
+			return &goCacheProc{c: gocache.New(&gocache.Options{Redis: rdb, Marshal: json.Marshal, Unmarshal: json.Unmarshal}),
+				prefix: prefix + "gocache-json:"}, nil
+		},
+	}
+}
+
 func goRedisCacheLocal() contender {
 	return contender{
 		name: "go-redis/cache+local",

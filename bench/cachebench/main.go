@@ -70,6 +70,7 @@ func cacheContenders() []contender {
 	return []contender{
 		riaCache("ria", "JSON (default)", cache.JSON),
 		riaCache("ria-msgpack", "msgpack", msgpackCodec{}),
+		goRedisCacheJSON(),
 		goRedisCache(),
 	}
 }
