@@ -32,9 +32,11 @@
 //
 // # Guarantees
 //
-// An import streams its file (memory bounded whatever its size: 4.9 MiB
-// peak heap for 1,000,000 ranges on the test machine) into a staged data
-// set in pipelined batches, reports progress after each pipeline, and makes
+// An import streams its file (memory bounded whatever its size: about 7
+// MiB peak heap for 1,000,000 ranges on the test machine) into a staged
+// data set in pipelined batches, one pipeline in flight while the next is
+// parsed (so parsing and the server overlap), reports progress after each
+// pipeline has been answered, and makes
 // the staged set live with one script (RENAME over the live ranges): a
 // reader sees the old data set or the new one, never a mix. An error or a
 // cancelled ctx deletes the staged keys and leaves the old data set in
@@ -48,7 +50,8 @@
 // data set lives in one hash slot, so on one node of a Cluster), plus one
 // for a GeoLite City data set, whose location records live in a HASH.
 // Import: one per pipeline of 8 batches of 1,000 ranges by default
-// ([WithBatch]), then one for the commit. Version 1.
+// ([WithBatch]), overlapping the parsing of the next, then one for the
+// commit after the last has been answered. Version 1.
 //
 // # Lost replies
 //

@@ -260,6 +260,28 @@ func TestImport_atomicReplace(t *testing.T) {
 	})
 }
 
+// Batches are sent while the next is read (one in flight): the commit
+// waits for the last, also when the ranges fill the batches exactly (the
+// final flush then has nothing left to send), and the last progress
+// report counts every range.
+func TestImport_everyBatchBeforeCommit(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := context.Background()
+		rng := rand.New(rand.NewPCG(7, 8))
+		ref := genRanges(rng, 120, 120, []string{"AA", "BB"})
+		for _, bd := range [][2]int{{1, 1}, {3, 2}, {len(ref), 1}} {
+			db := newDB(t, b, fmt.Sprint("exact", bd[0], "-", bd[1]))
+			var last geoip.Progress
+			p, err := db.ImportRanges(ctx, strings.NewReader(ref.csv(false)), geoip.WithBatch(bd[0], bd[1]),
+				geoip.WithProgress(func(p geoip.Progress) { last = p }))
+			require.NoError(t, err)
+			assert.EqualValues(t, len(ref), p.Ranges)
+			assert.Equal(t, p, last, "batch %d, depth %d: the last report", bd[0], bd[1])
+			assert.Zero(t, mismatches(t, db, ref, queries(rng, ref, 2000)), "batch %d, depth %d", bd[0], bd[1])
+		}
+	})
+}
+
 // A cancelled or failed import leaves the old data set answering and no
 // staged keys behind.
 func TestImport_cancelAndFailureKeepOld(t *testing.T) {

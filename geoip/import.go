@@ -67,6 +67,8 @@ type importer struct {
 	fields   []any           // HSET arguments: field, value, ...
 	pending  int             // commands queued in pipe
 	pipe     redis.Pipeliner // nil until the first command
+	inflight chan error      // the pipeline being sent while the next fills; nil: none
+	sent     Progress        // what will have been sent when inflight answers
 	seenRefs map[string]bool
 	prevEnd  [16]byte
 	havePrev bool
@@ -293,15 +295,32 @@ func (im *importer) maybeFlush(ctx context.Context, final bool) error {
 	// for long.
 	im.pipe.PExpire(ctx, im.ranges, stagingTTL)
 	im.pipe.PExpire(ctx, im.records, stagingTTL)
-	_, err := im.pipe.Exec(ctx)
-	im.pending = 0
-	if err != nil {
+	// One pipeline in flight while the next is parsed and filled: the
+	// server and the parsing overlap, and memory stays two pipelines.
+	if err := im.wait(); err != nil {
 		return err
 	}
-	if im.o.progress != nil {
-		im.o.progress(im.p)
-	}
+	pipe, done := im.pipe, make(chan error, 1)
+	im.pipe, im.pending, im.sent, im.inflight = nil, 0, im.p, done
+	go func() {
+		_, err := pipe.Exec(ctx)
+		done <- err
+	}()
 	return ctx.Err()
+}
+
+// wait waits for the pipeline in flight, if any, and reports the progress
+// it made.
+func (im *importer) wait() error {
+	if im.inflight == nil {
+		return nil
+	}
+	err := <-im.inflight
+	im.inflight = nil
+	if err == nil && im.o.progress != nil {
+		im.o.progress(im.sent)
+	}
+	return err
 }
 
 func (im *importer) queue(ctx context.Context, args []any) {
@@ -317,6 +336,10 @@ func (im *importer) queue(ctx context.Context, args []any) {
 func (im *importer) finish(ctx context.Context, err error) (Progress, error) {
 	if err == nil {
 		err = im.maybeFlush(ctx, true)
+	}
+	// Every batch is in (or has failed) before the commit or the delete.
+	if werr := im.wait(); err == nil {
+		err = werr
 	}
 	if err == nil && im.p.Ranges == 0 {
 		err = errors.New("no ranges")
