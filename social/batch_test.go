@@ -112,16 +112,21 @@ func TestNetwork_fanoutBatchWrongType(t *testing.T) {
 					fs = append(fs, f)
 				}
 				require.NoError(t, c.bad(fs[5]))
+				// On one server a fan-out reads the status HASH instead of
+				// each follower's tombstones (none can exist while the
+				// status does): the bad tombstones key is not relied on, so
+				// fs[5] is fed, and only the clean, which reads it, fails.
+				statusMode := c.key == "gone" && b.Kind != redistest.Cluster
 				before := b.Snapshot()
 				st := mustPost(t, n, author, "x") // the whole batch fails: its pass is enqueued
 				for i, f := range fs {
-					if i != 5 {
+					if i != 5 || statusMode {
 						require.Equal(t, []string{st.ID}, page(t, n, f, social.Home, 10), "fed before Post returned: %s", f)
 					}
 				}
 				after := b.Snapshot()
 				for k, v := range before {
-					if k == key(b, fs[5], "home") || k == key(b, fs[5], "following") || k == key(b, fs[5], "gone") || k == key(b, fs[5], "user") {
+					if !statusMode && k == key(b, fs[5], "home") || k == key(b, fs[5], "following") || k == key(b, fs[5], "gone") || k == key(b, fs[5], "user") {
 						assert.Equal(t, v, after[k], "the bad follower's %s is unchanged", k)
 					}
 				}
@@ -146,6 +151,19 @@ func TestNetwork_fanoutBatchWrongType(t *testing.T) {
 					require.NoError(t, err)
 					require.Len(t, d, want)
 					return d[0].Error + " | " + d[len(d)-1].Error
+				}
+				if statusMode {
+					drain(t, n, g) // nothing dies
+					require.NoError(t, n.Delete(ctx, author, st.ID))
+					msg := dead(1)
+					assert.Contains(t, msg, key(b, fs[5], c.key), "the dead clean names the key")
+					assert.Contains(t, msg, c.role)
+					for i, f := range fs {
+						if i != 5 {
+							require.Empty(t, page(t, n, f, social.Home, 10), "cleaned: %s", f)
+						}
+					}
+					return
 				}
 				msg := dead(1)
 				assert.Contains(t, msg, key(b, fs[5], c.key), "the dead fan-out names the key")

@@ -13,20 +13,30 @@
 -- with a key of another type is skipped, changing nothing of its own, and
 -- the others are fed: the reply is then the check error of the first bad
 -- target (a *ria.KeyError on the Go side), else the number fed.
--- Per target i, KEYS[4i-3] home ZSET   KEYS[4i-2] following ZSET
--- KEYS[4i-1] tombstones ZSET   KEYS[4i] user HASH
--- (for a user list: the list's timeline, its members, its owner's
--- tombstones, its owner's user HASH, unused)
+-- Status mode: where the status HASH shares the targets' server (the Go
+-- side knows: one server), it comes first in KEYS and one EXISTS replaces
+-- the tombstone read of every target. Tombstones are written only by the
+-- clean of a deleted status and status IDs are never reused, so while the
+-- status HASH exists no target has its tombstone; once it is gone nobody
+-- is fed (the clean removes the status anyway). The tombstones keys are
+-- then not read, so not relied on, nor checked.
+-- KEYS[1] status HASH, in status mode (then #KEYS is 4n+1)
+-- Per target i (after it), home ZSET, following ZSET, tombstones ZSET,
+-- user HASH (for a user list: the list's timeline, its members, its
+-- owner's tombstones, its owner's user HASH, unused)
 -- ARGV[1] author's user ID   ARGV[2] status ID   ARGV[3] score   ARGV[4] cap
 -- ARGV[5] inactive-after (ms, 0: off)   ARGV[5+i] 'list' for a user list, else ''
 -- returns the number of targets fed, or the first bad target's check error
 local author, id, score, cap, idle = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
-local n = #KEYS / 4
+local base = #KEYS % 4 -- 1 in status mode: KEYS[1] is the status HASH
+local n = (#KEYS - base) / 4
+if base == 1 and redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 -- fails: the call on key failed (a key of another type): check_types names it.
 local function fails(r) return type(r) == 'table' and r.err end
 local ok, card, first = {}, {}, nil
 for i = 1, n do
-  local home, following, gone, user = KEYS[4 * i - 3], KEYS[4 * i - 2], KEYS[4 * i - 1], KEYS[4 * i]
+  local k = base + 4 * i
+  local home, following, gone, user = KEYS[k - 3], KEYS[k - 2], KEYS[k - 1], KEYS[k]
   local tl, fl = 'social home timeline', 'social following'
   local list = ARGV[5 + i] == 'list'
   if list then tl, fl = 'social list timeline', 'social list members' end
@@ -35,10 +45,12 @@ for i = 1, n do
   -- a target whose reads all passed is written.
   local c = redis.pcall('ZCARD', home)
   local f = redis.pcall('ZSCORE', following, author)
-  local g = redis.pcall('ZSCORE', gone, id)
+  local g = false -- status mode: no tombstone while the status exists
+  if base == 0 then g = redis.pcall('ZSCORE', gone, id) end
   local bad
   if fails(c) or fails(f) or fails(g) then
-    bad = check_types({home, 'zset', tl, following, 'zset', fl, gone, 'zset', 'social tombstones'})
+    bad = check_types({home, 'zset', tl, following, 'zset', fl})
+      or (base == 0 and check_types({gone, 'zset', 'social tombstones'}))
       or redis.error_reply('social deliver: unexpected error on ' .. home)
   else
     ok[i], card[i] = f and not g, c -- a target to feed, unless inactive
@@ -66,14 +78,15 @@ local now
 local fed = 0
 for i = 1, n do
   if ok[i] then
-    local home = KEYS[4 * i - 3]
+    local k = base + 4 * i
+    local home = KEYS[k - 3]
     if type(ok[i]) == 'number' then
       if not now then
         local t = redis.call('TIME')
         now = t[1] * 1000 + math.floor(t[2] / 1000)
       end
       if now - ok[i] > idle then -- inactive: drop the home, feed it no more
-        redis.call('HSET', KEYS[4 * i], 'idle', 1)
+        redis.call('HSET', KEYS[k], 'idle', 1)
         redis.call('DEL', home)
         ok[i] = false
       end

@@ -45,10 +45,15 @@
 // keys the ring maps to the same shard (Ring.GetShardClientForKey; a ring
 // whose shards change between the grouping and the call may run a call on
 // a shard that no longer owns all its keys, as any command sent then); on
-// any other Client one call per follower. A task enqueues the next batch
-// before feeding its own, so the worker's slots feed batches side by side.
-// Post publishes the status, feeds the first batch and enqueues the rest
-// side by side.
+// any other Client one call per follower. On one server a call first reads
+// whether the status HASH exists, instead of each follower's tombstones:
+// tombstones are written only by the clean of a deleted status, so none
+// can exist while the status does, and a deleted status is fed to nobody
+// (one EXISTS per call instead of a ZSCORE per follower; a tombstones key
+// of another type is then not read, and only the clean reports it). A task
+// enqueues the next batch before feeding its own, so the worker's slots
+// feed batches side by side. Post publishes the status, feeds the first
+// batch and enqueues the rest side by side.
 //
 // # Inactive users
 //

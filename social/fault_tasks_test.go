@@ -18,19 +18,24 @@ import (
 )
 
 // scriptOn matches a script call for a batch of targets of per keys each
-// (deliver.lua: 4, clean.lua: 2) one of whose targets has keys ending
-// with the suffixes, in order.
+// (deliver.lua: 4, clean.lua: 2), after deliver.lua's status HASH in its
+// status mode, one of whose targets has keys ending with the suffixes, in
+// order.
 func scriptOn(per int, suffixes ...string) func([]string) bool {
 	return func(cmd []string) bool {
 		if !redistest.Scripts(cmd) || len(cmd) < 3 {
 			return false
 		}
 		nkeys, err := strconv.Atoi(cmd[2])
-		if err != nil || nkeys == 0 || nkeys%per != 0 || len(cmd) < 3+nkeys {
+		if err != nil || nkeys == 0 || len(cmd) < 3+nkeys {
+			return false
+		}
+		first := 3 + nkeys%per // after the status HASH, if any
+		if first > 4 || first == 4 && !strings.Contains(cmd[3], ":status:") {
 			return false
 		}
 	targets:
-		for t := 3; t < 3+nkeys; t += per {
+		for t := first; t < 3+nkeys; t += per {
 			for i, s := range suffixes {
 				if !strings.HasSuffix(cmd[t+i], s) {
 					continue targets

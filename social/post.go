@@ -247,8 +247,19 @@ func (n *Network) enqueue(ctx context.Context, jobs ...queue.Job) error {
 func (n *Network) feed(ctx context.Context, author, id string, ms int64, followers []string) error {
 	groups := n.groups(followers)
 	calls := make([]*script.Call, len(groups))
+	// Status mode (see deliver.lua) where the status HASH is on the
+	// targets' server: on one server.
+	var status string
+	if _, one := n.rdb.(*redis.Client); one {
+		if uid, num, err := checkStatusID(id); err == nil && uid == author {
+			status = n.statusPrefix(author) + num
+		}
+	}
 	for i, g := range groups {
-		keys := make([]string, 0, 4*len(g))
+		keys := make([]string, 0, 1+4*len(g))
+		if status != "" {
+			keys = append(keys, status)
+		}
 		args := make([]any, 0, 5+len(g))
 		args = append(args, author, id, ms, n.cap, n.idle.Milliseconds())
 		for _, f := range g {
