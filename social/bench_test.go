@@ -126,7 +126,8 @@ func BenchmarkPost(b *testing.B) {
 // BenchmarkPage reads a page of 30 statuses of a home timeline: this
 // package's Page (ZREVRANGE, then the hashes pipelined), next to the
 // book's get_status_messages (ZREVRANGE, then the hashes in a MULTI/EXEC
-// pipeline).
+// pipeline), and Page with a warm status cache (WithStatusCache: the
+// ZREVRANGE only).
 func BenchmarkPage(b *testing.B) {
 	be := redistest.New(b, redistest.Standalone)
 	ctx := b.Context()
@@ -154,6 +155,24 @@ func BenchmarkPage(b *testing.B) {
 	b.Run("social", func(b *testing.B) {
 		for b.Loop() {
 			if st, _, err := n.Page(ctx, "reader", social.Home, 0, 30); err != nil || len(st) != 30 {
+				b.Fatal(len(st), err)
+			}
+		}
+	})
+	b.Run("social-cached", func(b *testing.B) {
+		cn, err := social.New(be.Client, g, social.WithPrefix(be.Prefix+"social:"), social.WithStatusCache(1000, time.Hour))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cn.Close()
+		for !cn.StatusCacheReady() {
+			time.Sleep(time.Millisecond) // polling a benchmark's start, not synchronising a test
+		}
+		if st, _, err := cn.Page(ctx, "reader", social.Home, 0, 30); err != nil || len(st) != 30 {
+			b.Fatal(len(st), err)
+		}
+		for b.Loop() {
+			if st, _, err := cn.Page(ctx, "reader", social.Home, 0, 30); err != nil || len(st) != 30 {
 				b.Fatal(len(st), err)
 			}
 		}

@@ -34,7 +34,8 @@
 // HASH exists) and a [TaskClean] task removes it from the followers'
 // timelines batch by batch, leaving a tombstone so that a fan-out still
 // running skips it. [Network.Refill] rebuilds a home timeline from the
-// followed users' profiles (refill_timeline).
+// followed users' profiles (refill_timeline). (With a status cache,
+// "at once" becomes "once the invalidation arrives": see "Status cache".)
 //
 // A batch is fed (or cleaned) by script calls pipelined in one round trip
 // per node, each call serving a group of followers whose keys may share a
@@ -123,6 +124,32 @@
 // masters. Filters run in the subscriber. Delivery is at most once, as
 // Pub/Sub is; each author's statuses arrive in order.
 //
+// # Status cache
+//
+// [WithStatusCache](size, maxStale) keeps up to size statuses in the
+// process (CLOCK eviction: memory is bounded at size entries), so a page
+// whose statuses are all cached is 1 round trip, the timeline's ZREVRANGE
+// (about 3.5x the book's get_status_messages' page reads/s on one local
+// server, where a round trip is cheapest). A status never changes once
+// posted; only Delete removes it, and Delete's script PUBLISHes its ID on
+// <prefix>{statuses}:near (no extra round trip; PUBLISH, not SPUBLISH, so
+// on a Cluster it reaches the subscribers of every node). Every Network
+// with a status cache on that prefix subscribes to the channel and drops
+// what it hears; the deleting process drops it itself. What changes: a
+// status deleted by another process can still be shown by this one until
+// the invalidation arrives (the Pub/Sub delay, usually well under a
+// millisecond), and never later than maxStale after it was read, even if
+// the message is lost. A miss is read as without the cache (pipelined)
+// and cached under a ticket taken before the read: an invalidation heard
+// while the read is in flight wins. While the subscription is down (it is
+// pinged, and made again with a backoff) the cache is emptied and unused,
+// and used again only once the new subscription is confirmed, since
+// invalidations may have been missed: pages then read Redis as without the
+// cache. [Network.StatusCacheReady] reports whether it is in use;
+// [Network.Close] stops it. A *redis.Ring is refused by New (a message
+// reaches one shard's subscribers only). Without the option nothing
+// changes: every page reads every status, and Delete publishes nothing.
+//
 // # Lost replies
 //
 // go-redis re-sends a command whose reply was lost. CreateUser, Post,
@@ -172,7 +199,10 @@
 // RemoveFromList 3, ListPage as Page, ListMembers and Lists 1, Refill 1
 // per 500 followed users plus 1 per node per 500 plus 1, a fan-out or
 // clean task 2 plus 1 per node. With [WithInactiveAfter], a home Page is
-// the same, plus 1 to enqueue when it reports [ErrRegenerating].
+// the same, plus 1 to enqueue when it reports [ErrRegenerating]. With
+// [WithStatusCache], a Page or ListPage whose statuses are all cached is 1
+// (plus 1 per top-up), and the statuses' round trip reaches only the nodes
+// of the statuses not cached.
 //
 // # Key schema
 //
@@ -190,6 +220,7 @@
 //	<prefix>{<uid>}:listed      ZSET "<owner>/<list>" of the lists holding the user, by follow sequence
 //	<prefix>{<uid>}:once:<n>    STRING reply records of once-scripts (short TTL)
 //	<prefix>{s<k>}:stream       Pub/Sub channel k of the stream (k < StreamShards)
+//	<prefix>{statuses}:near     Pub/Sub channel of the status caches' invalidations (WithStatusCache)
 //
 // The default prefix is "social:". A status ID is "<uid>:<n>".
 //

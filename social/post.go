@@ -154,13 +154,15 @@ func (n *Network) Syndicate(ctx context.Context, id string) error {
 // Delete deletes status id of user uid: its hash, and its entries in the
 // author's profile and home timelines, at once (one round trip); pages
 // stop showing it everywhere at once, since a page shows only statuses
-// whose hash exists. A [TaskClean] task then removes it from the
-// followers' home timelines (one more round trip to enqueue it, when the
-// author has followers). It returns [ErrNoStatus] if the status does not
-// exist or is not uid's. If the task cannot be enqueued, Delete returns an
-// error but the status is deleted: the followers' timelines keep a dead
-// entry that pages skip and the cap trims; [Network.Clean] enqueues the
-// task again.
+// whose hash exists (with [WithStatusCache]: other processes' pages stop
+// showing it once they hear the invalidation the script publishes, and
+// never later than the cache's maxStale). A [TaskClean] task then removes
+// it from the followers' home timelines (one more round trip to enqueue
+// it, when the author has followers). It returns [ErrNoStatus] if the
+// status does not exist or is not uid's. If the task cannot be enqueued,
+// Delete returns an error but the status is deleted: the followers'
+// timelines keep a dead entry that pages skip and the cap trims;
+// [Network.Clean] enqueues the task again.
 func (n *Network) Delete(ctx context.Context, uid, id string) error {
 	uid, err := checkUID("user", uid)
 	if err != nil {
@@ -174,7 +176,11 @@ func (n *Network) Delete(ctx context.Context, uid, id string) error {
 		return fmt.Errorf("social: delete %q of %q: %w", id, uid, ErrNoStatus)
 	}
 	keys := []string{n.userKey(uid), n.statusPrefix(uid) + num, n.profileKey(uid), n.homeKey(uid), n.followersKey(uid), n.listedKey(uid)}
-	v, err := deleteScript.RunOnce(ctx, n.rdb, n.onceKey(uid), keys, uid, id)
+	ch, msg := n.cacheArgs(id)
+	v, err := deleteScript.RunOnce(ctx, n.rdb, n.onceKey(uid), keys, uid, id, ch, msg)
+	if n.near != nil { // its own invalidation is not heard: drop the status here
+		n.near.Drop(id)
+	}
 	if err != nil {
 		err = refusal(err)
 		return fmt.Errorf("social: delete %q: %w", id, err)

@@ -2,13 +2,16 @@ package social
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/ria-go/ria/internal/near"
 	"github.com/ria-go/ria/internal/script"
 	"github.com/ria-go/ria/queue"
 )
@@ -44,7 +47,8 @@ const topUps = 2
 // timeline is skipped, and the page is topped up from further down the
 // timeline (at most twice), so next may exceed offset+count. Round trips:
 // 1 (ZREVRANGE) plus 1 per node (the statuses' hashes, pipelined), and the
-// same again per top-up. An unknown user has empty timelines.
+// same again per top-up; with [WithStatusCache], cached statuses are not
+// read (a warm page is 1 round trip). An unknown user has empty timelines.
 func (n *Network) Page(ctx context.Context, uid string, t Timeline, offset, count int) ([]Status, int, error) {
 	uid, err := checkUID("user", uid)
 	if err != nil {
@@ -99,42 +103,161 @@ func (n *Network) page(ctx context.Context, uid, what, key, role string, offset,
 }
 
 // statuses reads the statuses ids, pipelined, skipping those that no
-// longer exist.
+// longer exist. With a status cache ([WithStatusCache]) the cached ones are
+// not read (no round trip when all are), and the others are cached once
+// read, each under a ticket taken before the read (an invalidation heard
+// meanwhile wins).
 func (n *Network) statuses(ctx context.Context, ids []string) ([]Status, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
+	out := make([]Status, len(ids))
+	have := make([]bool, len(ids))
+	miss := len(ids)
+	if n.near != nil {
+		for i, id := range ids {
+			if p, ok := n.near.Lookup(id); ok {
+				if st, ok := decodeStatus(id, p); ok {
+					out[i], have[i] = st, true
+					miss--
+				}
+			}
+		}
+	}
+	if miss > 0 {
+		if err := n.readStatuses(ctx, ids, out, have); err != nil {
+			return nil, err
+		}
+	}
+	j := 0
+	for i := range out {
+		if have[i] {
+			out[j] = out[i]
+			j++
+		}
+	}
+	return out[:j], nil
+}
+
+// readStatuses reads the statuses ids[i] that are not have[i], pipelined,
+// into out[i], setting have[i] for those that exist, and caches them.
+func (n *Network) readStatuses(ctx context.Context, ids []string, out []Status, have []bool) error {
 	cmds := make([]*redis.MapStringStringCmd, len(ids))
 	keys := make([]string, len(ids))
+	var tickets []near.Ticket
+	if n.near != nil {
+		tickets = make([]near.Ticket, len(ids))
+	}
 	_, err := n.rdb.Pipelined(ctx, func(pl redis.Pipeliner) error {
 		for i, id := range ids {
+			if have[i] {
+				continue
+			}
 			uid, num, err := checkStatusID(id)
 			if err != nil {
 				continue // not a status ID of this package: skipped
 			}
 			keys[i] = n.statusPrefix(uid) + num
+			if tickets != nil {
+				tickets[i] = n.near.Begin(id)
+			}
 			cmds[i] = pl.HGetAll(ctx, keys[i])
 		}
 		return nil
 	})
+	if tickets != nil {
+		defer func() { // every ticket is finished; cached only on success
+			for i, c := range cmds {
+				if c == nil {
+					continue
+				}
+				ok := err == nil && have[i]
+				var p string
+				if ok {
+					p = encodeStatus(out[i])
+				}
+				n.near.Finish(ids[i], tickets[i], p, near.Forever, ok)
+			}
+		}()
+	}
 	if err != nil {
 		for i, c := range cmds {
 			if c != nil && c.Err() != nil {
-				return nil, script.WrongType(ctx, n.rdb, c.Err(), keys[i], "social status", "hash")
+				return script.WrongType(ctx, n.rdb, c.Err(), keys[i], "social status", "hash")
 			}
 		}
-		return nil, err
+		return err
 	}
-	out := make([]Status, 0, len(ids))
 	for i, c := range cmds {
 		if c == nil || len(c.Val()) == 0 {
 			continue
 		}
 		h := c.Val()
 		ms, _ := strconv.ParseInt(h["posted"], 10, 64)
-		out = append(out, Status{ID: ids[i], UID: h["uid"], Login: h["login"], Message: h["message"], Posted: msToTime(ms), Location: parsePoint(h["lat"], h["lon"])})
+		out[i] = Status{ID: ids[i], UID: h["uid"], Login: h["login"], Message: h["message"], Posted: msToTime(ms), Location: parsePoint(h["lat"], h["lon"])}
+		have[i] = true
 	}
-	return out, nil
+	return nil
+}
+
+// encodeStatus is the status cache's payload of st: its fields but the
+// ID (the cache key), each a length and the bytes.
+func encodeStatus(st Status) string {
+	b := make([]byte, 0, 64+len(st.Message))
+	str := func(s string) {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	str(st.UID)
+	str(st.Login)
+	str(st.Message)
+	b = binary.AppendVarint(b, st.Posted.UnixMilli())
+	if st.Location == nil {
+		b = append(b, 0)
+	} else {
+		b = append(b, 1)
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(st.Location.Lat))
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(st.Location.Lon))
+	}
+	return string(b)
+}
+
+// decodeStatus decodes a payload of encodeStatus for status id.
+func decodeStatus(id, p string) (Status, bool) {
+	st := Status{ID: id}
+	str := func() (string, bool) {
+		l, k := binary.Uvarint([]byte(p[:min(len(p), binary.MaxVarintLen64)]))
+		if k <= 0 || uint64(len(p)-k) < l {
+			return "", false
+		}
+		s := p[k : k+int(l)]
+		p = p[k+int(l):]
+		return s, true
+	}
+	var ok1, ok2, ok3 bool
+	st.UID, ok1 = str()
+	st.Login, ok2 = str()
+	st.Message, ok3 = str()
+	if !ok1 || !ok2 || !ok3 {
+		return Status{}, false
+	}
+	ms, k := binary.Varint([]byte(p[:min(len(p), binary.MaxVarintLen64)]))
+	if k <= 0 || k >= len(p) {
+		return Status{}, false
+	}
+	st.Posted = msToTime(ms)
+	p = p[k:]
+	switch {
+	case p == "\x00":
+	case len(p) == 17 && p[0] == 1:
+		st.Location = &Point{
+			Lat: math.Float64frombits(binary.LittleEndian.Uint64([]byte(p[1:9]))),
+			Lon: math.Float64frombits(binary.LittleEndian.Uint64([]byte(p[9:17]))),
+		}
+	default:
+		return Status{}, false
+	}
+	return st, true
 }
 
 // Followers returns up to count (1 to [MaxPage]) followers of user uid

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ria-go/ria/internal/keys"
+	"github.com/ria-go/ria/internal/near"
 	"github.com/ria-go/ria/internal/script"
 	"github.com/ria-go/ria/queue"
 )
@@ -169,6 +170,10 @@ type options struct {
 	first  *int // nil: batch
 	queue  string
 	idle   time.Duration
+	// status cache (WithStatusCache): size 0 is off
+	cacheSize  int
+	cacheStale time.Duration
+	cacheGiven bool
 }
 
 // WithPrefix sets the key prefix. Default: "social:".
@@ -203,6 +208,28 @@ const MaxInactiveAfter = 365 * 24 * time.Hour
 // between a millisecond and [MaxInactiveAfter].
 func WithInactiveAfter(d time.Duration) Option { return func(o *options) { o.idle = d } }
 
+// MaxStatusCache is the largest [WithStatusCache] size, and
+// MaxStatusCacheStale its longest max staleness.
+const (
+	MaxStatusCache      = near.MaxSize
+	MaxStatusCacheStale = 24 * time.Hour
+)
+
+// WithStatusCache gives the Network an in-process cache of at most size
+// statuses (1 to [MaxStatusCache]), each kept at most maxStale (1ms to
+// [MaxStatusCacheStale]): a page whose statuses are all cached is one round
+// trip (the timeline's ZREVRANGE). A status never changes once posted; a
+// [Network.Delete] publishes its ID from its script, and every Network
+// with a status cache on the same prefix drops it when it hears it: a
+// deleted status can be shown by another process until then (the Pub/Sub
+// delay), and never later than maxStale after it was read. See "Status
+// cache" in the package doc. Call [Network.Close] to stop the cache's
+// subscription. A *redis.Ring is refused (a message reaches one shard's
+// subscribers).
+func WithStatusCache(size int, maxStale time.Duration) Option {
+	return func(o *options) { o.cacheSize, o.cacheStale, o.cacheGiven = size, maxStale, true }
+}
+
 // Network is a social network: users, statuses, timelines and follows. It
 // is safe for concurrent use.
 type Network struct {
@@ -214,6 +241,7 @@ type Network struct {
 	first int // followers fed by Post itself
 	queue string
 	idle  time.Duration
+	near  *near.Cache // the status cache (WithStatusCache), or nil
 }
 
 // New returns a Network on rdb whose deferred fan-out and clean tasks go
@@ -240,6 +268,10 @@ func New(rdb Client, tasks *queue.Group, opts ...Option) (*Network, error) {
 		return nil, errors.New("social: new: queue name: empty name")
 	case o.idle != 0 && (o.idle < time.Millisecond || o.idle > MaxInactiveAfter):
 		return nil, fmt.Errorf("social: new: inactive after %v: must be 0 or between 1ms and %v", o.idle, MaxInactiveAfter)
+	case o.cacheGiven && (o.cacheSize < 1 || o.cacheSize > MaxStatusCache):
+		return nil, fmt.Errorf("social: new: status cache size %d: must be between 1 and %d", o.cacheSize, MaxStatusCache)
+	case o.cacheGiven && (o.cacheStale < time.Millisecond || o.cacheStale > MaxStatusCacheStale):
+		return nil, fmt.Errorf("social: new: status cache max staleness %v: must be between 1ms and %v", o.cacheStale, MaxStatusCacheStale)
 	}
 	if err := keys.CheckPrefix(o.prefix); err != nil {
 		return nil, fmt.Errorf("social: new: %w", err)
@@ -248,7 +280,54 @@ func New(rdb Client, tasks *queue.Group, opts ...Option) (*Network, error) {
 	if o.first != nil {
 		first = *o.first
 	}
-	return &Network{rdb: rdb, tasks: tasks, ks: keys.New(o.prefix), cap: o.cap, batch: o.batch, first: first, queue: o.queue, idle: o.idle}, nil
+	n := &Network{rdb: rdb, tasks: tasks, ks: keys.New(o.prefix), cap: o.cap, batch: o.batch, first: first, queue: o.queue, idle: o.idle}
+	if o.cacheGiven {
+		sub, err := near.SubscriberOf(rdb)
+		if err != nil {
+			return nil, fmt.Errorf("social: new: status cache: %w", err)
+		}
+		c, err := near.New(near.Config{Size: o.cacheSize, MaxStale: o.cacheStale, Channel: n.cacheChannel(), Name: "social"})
+		if err != nil {
+			return nil, fmt.Errorf("social: new: %w", err)
+		}
+		n.near = c
+		c.Start(sub)
+	}
+	return n, nil
+}
+
+// cacheChannel is the Pub/Sub channel of the status cache's invalidations:
+// <prefix>{statuses}:near (a channel, not a key).
+func (n *Network) cacheChannel() string { return n.ks.Key("statuses", "near") }
+
+// cacheArgs returns the last two arguments of delete.lua: the invalidation
+// channel and message of status id, or two empty strings without a status
+// cache (nothing is published).
+func (n *Network) cacheArgs(id string) (channel, message string) {
+	if n.near == nil {
+		return "", ""
+	}
+	return n.near.Channel(), n.near.Message(id)
+}
+
+// StatusCacheReady reports whether n's status cache ([WithStatusCache]) is
+// in use: its subscription to invalidations is confirmed. It is false
+// until the first subscription is confirmed (shortly after New), while a
+// lost one is being made again, after [Network.Close], and without
+// WithStatusCache; pages then read every status from Redis.
+func (n *Network) StatusCacheReady() bool { return n.near != nil && n.near.Ready() }
+
+// Close stops the status cache ([WithStatusCache]): its subscriber
+// goroutine ends (Close waits for it) and pages no longer use it. The
+// Network still works without it, and its Deletes still publish
+// invalidations. It returns nil; calling it again, or on a Network without
+// a status cache, does nothing. Stream subscriptions ([Network.Subscribe])
+// end with their own contexts, not with Close.
+func (n *Network) Close() error {
+	if n.near != nil {
+		n.near.Stop()
+	}
+	return nil
 }
 
 // ID returns the user ID of login: the login in lower case. It does not
