@@ -20,6 +20,7 @@ import (
 
 	"github.com/ria-go/ria"
 	"github.com/ria-go/ria/internal/keys"
+	"github.com/ria-go/ria/internal/near"
 	"github.com/ria-go/ria/internal/script"
 )
 
@@ -178,7 +179,7 @@ type Cache[T any] struct {
 
 	beforeBlock func() // test hook: called between a waiter's registration and its BLMOVE
 
-	near *near // WithNear; nil: off
+	near *near.Cache // WithNear; nil: off
 }
 
 // flightShards is the number of shards of Cache.flights.
@@ -229,10 +230,10 @@ func New[T any](rdb Client, name string, opts ...Option) (*Cache[T], error) {
 	if o.refresh >= o.ttl {
 		return nil, fmt.Errorf("cache: cache %s: refresh window %v: must be shorter than the ttl %v", name, o.refresh, o.ttl)
 	}
-	var sub subscriber
+	var sub near.Subscriber
 	if o.nearSize > 0 {
-		if sub, err = nearSubscriber(rdb); err != nil {
-			return nil, fmt.Errorf("cache: cache %s: %w", name, err)
+		if sub, err = near.SubscriberOf(rdb); err != nil {
+			return nil, fmt.Errorf("cache: cache %s: WithNear: %w", name, err)
 		}
 	}
 	c := &Cache[T]{
@@ -241,8 +242,11 @@ func New[T any](rdb Client, name string, opts ...Option) (*Cache[T], error) {
 		seed: maphash.MakeSeed(), refreshing: map[string]struct{}{},
 	}
 	if sub != nil {
-		c.near = newNear(o.nearSize, o.nearStale, c.nearChannel(), c.log)
-		c.near.start(sub)
+		c.near, err = near.New(near.Config{Size: o.nearSize, MaxStale: o.nearStale, Channel: c.nearChannel(), Name: "cache", Logger: c.log})
+		if err != nil { // cannot happen: the options were checked
+			return nil, fmt.Errorf("cache: cache %s: %w", name, err)
+		}
+		c.near.Start(sub)
 	}
 	return c, nil
 }
@@ -314,11 +318,11 @@ func (c *Cache[T]) Get(ctx context.Context, key string, load func(ctx context.Co
 		return zero, fmt.Errorf("cache: get %q: nil load function", key)
 	}
 	if c.near != nil {
-		if payload, ok := c.near.lookup(key); ok {
+		if payload, ok := c.near.Lookup(key); ok {
 			if v, err := c.decode(payload); err == nil {
 				return v, nil
 			}
-			c.near.drop(key) // cannot happen: it was decoded when cached
+			c.near.Drop(key) // cannot happen: it was decoded when cached
 		}
 	}
 	return c.shared(ctx, key, load)
@@ -371,13 +375,13 @@ func (c *Cache[T]) shared(ctx context.Context, key string, load func(context.Con
 		}
 		sh.mu.Unlock()
 	}()
-	var t nearTicket
+	var t near.Ticket
 	if c.near != nil {
-		t = c.near.begin(key)
+		t = c.near.Begin(key)
 	}
 	v, payload, fresh, err := c.getNear(ctx, key, load, nil)
 	if c.near != nil {
-		c.near.finish(key, t, payload, fresh, err == nil)
+		c.near.Finish(key, t, payload, fresh, err == nil)
 	}
 	f.payload, f.err = payload, err
 	f.retry = err != nil && ctx.Err() != nil // not the followers' problem
@@ -416,7 +420,7 @@ func (c *Cache[T]) follow(ctx context.Context, done, stale <-chan struct{}) erro
 // do not join it, and its leader does not remove its successor.
 func (c *Cache[T]) invalidate(key string) {
 	if c.near != nil {
-		c.near.drop(key)
+		c.near.Drop(key)
 	}
 	sh := c.shard(key)
 	sh.mu.Lock()
@@ -597,7 +601,7 @@ func (c *Cache[T]) getNear(ctx context.Context, key string, load func(context.Co
 	var zero T
 	var base time.Time
 	if c.near != nil {
-		base = c.near.now()
+		base = c.near.Now()
 	}
 	// loaded is the freshness of a value stored after base.
 	loaded := func(stored bool) time.Time {
@@ -673,7 +677,7 @@ func (c *Cache[T]) getNear(ctx context.Context, key string, load func(context.Co
 		} else if left > 0 && !base.IsZero() {
 			fresh = base.Add(left - c.refresh - c.grace)
 		} else if left == -1 && !base.IsZero() { // no TTL: SET by hand
-			fresh = base.Add(c.near.maxStale)
+			fresh = base.Add(c.near.MaxStale())
 		}
 		return v, cur, fresh, nil
 	}
@@ -963,7 +967,7 @@ func (c *Cache[T]) refreshHeld(ctx context.Context, key string, k entryKeys, tok
 	if err == nil {
 		_, _, err = c.store(ctx, key, k, "r", token, v)
 		if c.near != nil { // its own invalidation is not heard: drop the key here
-			c.near.drop(key)
+			c.near.Drop(key)
 		}
 	}
 	if err != nil {

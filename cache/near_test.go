@@ -593,7 +593,7 @@ func nearGoroutines() int {
 		}
 		buf = make([]byte, 2*len(buf))
 	}
-	return strings.Count(string(buf), "cache.(*near).run(")
+	return strings.Count(string(buf), "near.(*Cache).Run(")
 }
 
 // WithNear's bad input is refused by New, naming what is wrong.

@@ -217,6 +217,20 @@ func goRedisCacheJSON() contender {
 	}
 }
 
+// goRedisCacheMsgpack is go-redis/cache with plain msgpack (no s2
+// compression): the like-for-like comparison of ria with its msgpack codec.
+func goRedisCacheMsgpack() contender {
+	return contender{
+		name: "go-redis/cache-msgpack",
+		note: "go-redis/cache as above with Options{Marshal: msgpack.Marshal, Unmarshal: msgpack.Unmarshal}: " +
+			"msgpack, no compression, as ria-msgpack",
+		newProc: func(rdb *redis.Client, prefix string) (proc, error) {
+			return &goCacheProc{c: gocache.New(&gocache.Options{Redis: rdb, Marshal: msgpack.Marshal, Unmarshal: msgpack.Unmarshal}),
+				prefix: prefix + "gocache-msgpack:"}, nil
+		},
+	}
+}
+
 func goRedisCacheLocal() contender {
 	return contender{
 		name: "go-redis/cache+local",

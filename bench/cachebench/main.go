@@ -71,6 +71,7 @@ func cacheContenders() []contender {
 		riaCache("ria", "JSON (default)", cache.JSON),
 		riaCache("ria-msgpack", "msgpack", msgpackCodec{}),
 		goRedisCacheJSON(),
+		goRedisCacheMsgpack(),
 		goRedisCache(),
 	}
 }

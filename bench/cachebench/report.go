@@ -103,10 +103,14 @@ func printReport(w io.Writer, sc scenario, runs []contender, res [][]result, ver
 	for i, s := range sums[:lib] {
 		report.RatioLine(w, sc.name, names[i], other, s.ops, sums[lib].ops, "ops/s")
 	}
-	// Like for like: ria's default codec against go-redis/cache with the
-	// same one (the row above compares each with go-redis/cache's msgpack).
+	// Like for like: each ria codec against go-redis/cache with the same one
+	// (the lines above compare each with go-redis/cache's default, msgpack
+	// plus s2 compression).
 	if r, j := slices.Index(names, "ria"), slices.Index(names, "go-redis/cache-json"); r >= 0 && j >= 0 {
 		report.RatioLine(w, sc.name+" (both encoding/json)", names[r], names[j], sums[r].ops, sums[j].ops, "ops/s")
+	}
+	if r, j := slices.Index(names, "ria-msgpack"), slices.Index(names, "go-redis/cache-msgpack"); r >= 0 && j >= 0 {
+		report.RatioLine(w, sc.name+" (both msgpack, no compression)", names[r], names[j], sums[r].ops, sums[j].ops, "ops/s")
 	}
 	for i, s := range sums[:limit] {
 		fmt.Fprintf(w, "%s: %s reaches %s of the physical limit (ops/s, medians: %.0f vs %.0f)\n",
