@@ -183,6 +183,29 @@ func TestStatusCache_deleteInOtherProcess(t *testing.T) {
 	})
 }
 
+// A process without a status cache publishes its Deletes too: B's cache
+// hears them.
+func TestStatusCache_deleteByUncachedProcess(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		other, _ := b.NewClient()
+		plain, _ := newNet(t, b, b.Client)
+		bn, _ := cachedNet(t, b, other, 100, time.Hour)
+		bc := social.StatusCache(bn)
+		mustUser(t, plain, "au")
+		for round := range 5 {
+			st := mustPost(t, plain, "au", fmt.Sprint("r", round))
+			require.Contains(t, page(t, bn, "au", social.Profile, 10), st.ID)
+			_, ok := bc.Lookup(st.ID)
+			require.True(t, ok, "round %d: cached in B", round)
+			heard := bc.Stats().Invalidations
+			require.NoError(t, plain.Delete(ctx, "au", st.ID))
+			require.Eventually(t, func() bool { return bc.Stats().Invalidations > heard }, cacheWait, time.Millisecond, "round %d", round)
+			assert.NotContains(t, page(t, bn, "au", social.Profile, 10), st.ID, "round %d: B after the invalidation", round)
+		}
+	})
+}
+
 // An invalidation heard while B's read of the status is in flight wins:
 // what B read before the delete is not cached.
 func TestStatusCache_deleteDuringFill(t *testing.T) {

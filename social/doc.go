@@ -147,8 +147,9 @@
 // invalidations may have been missed: pages then read Redis as without the
 // cache. [Network.StatusCacheReady] reports whether it is in use;
 // [Network.Close] stops it. A *redis.Ring is refused by New (a message
-// reaches one shard's subscribers only). Without the option nothing
-// changes: every page reads every status, and Delete publishes nothing.
+// reaches one shard's subscribers only). Every Delete publishes, with or
+// without the option in its process, so caches hear the Deletes of
+// processes that have none. Without the option pages read every status.
 //
 // # Lost replies
 //

@@ -301,11 +301,11 @@ func New(rdb Client, tasks *queue.Group, opts ...Option) (*Network, error) {
 func (n *Network) cacheChannel() string { return n.ks.Key("statuses", "near") }
 
 // cacheArgs returns the last two arguments of delete.lua: the invalidation
-// channel and message of status id, or two empty strings without a status
-// cache (nothing is published).
+// channel and message of status id. A Network without a status cache
+// publishes too, so that other processes' caches hear its Deletes.
 func (n *Network) cacheArgs(id string) (channel, message string) {
 	if n.near == nil {
-		return "", ""
+		return n.cacheChannel(), near.Message(id)
 	}
 	return n.near.Channel(), n.near.Message(id)
 }

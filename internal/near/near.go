@@ -32,6 +32,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -170,6 +171,14 @@ func (c *Cache) Origin() string { return c.origin }
 
 // Message returns the invalidation of key this cache publishes.
 func (c *Cache) Message(key string) string { return c.origin + key }
+
+// NoOrigin is the origin of the invalidations a process without a cache
+// publishes (see [Message]): no cache has it, so every cache hears them.
+var NoOrigin = strings.Repeat("-", OriginLen)
+
+// Message returns the invalidation of key published by a process that
+// has no cache of its own.
+func Message(key string) string { return NoOrigin + key }
 
 // MaxStale returns the longest an entry is served.
 func (c *Cache) MaxStale() time.Duration { return c.maxStale }
