@@ -172,13 +172,14 @@ func (c *Cache) Origin() string { return c.origin }
 // Message returns the invalidation of key this cache publishes.
 func (c *Cache) Message(key string) string { return c.origin + key }
 
-// NoOrigin is the origin of the invalidations a process without a cache
-// publishes (see [Message]): no cache has it, so every cache hears them.
-var NoOrigin = strings.Repeat("-", OriginLen)
+// noOrigin is the origin of the invalidations a process without a cache
+// publishes ([Message]): origins are hex digits, so no cache has it and
+// every cache hears them.
+var noOrigin = strings.Repeat("-", OriginLen)
 
 // Message returns the invalidation of key published by a process that
 // has no cache of its own.
-func Message(key string) string { return NoOrigin + key }
+func Message(key string) string { return noOrigin + key }
 
 // MaxStale returns the longest an entry is served.
 func (c *Cache) MaxStale() time.Duration { return c.maxStale }
