@@ -42,7 +42,15 @@ type counters struct {
 	// holdNs and holds add up the work actually done under the lock (a
 	// sleep of the scenario's hold time lasts longer on a busy machine).
 	holdNs, holds atomic.Int64
+	// sessions counts the sessions made for the run (the hand-off ring
+	// numbers its members with it), and stopped tells them the run is over.
+	sessions atomic.Int64
+	stopped  atomic.Bool
 }
+
+// errStopped is what a hand-off session returns when the run ended while
+// it waited: the token stopped at a goroutine that had finished.
+var errStopped = errors.New("run over")
 
 // contender is one library in one configuration.
 type contender struct {
@@ -55,6 +63,9 @@ type contender struct {
 	// limit marks the physical limit's row: no lock, so neither mutual
 	// exclusion nor the scenario's work applies to it.
 	limit bool
+	// handoff marks the hand-off limit's row: a token passed round the
+	// goroutines, the least a hand-over through Redis costs.
+	handoff bool
 	// shared marks a contender whose holders share the lock (readers of a
 	// read/write lock): mutual exclusion is not checked.
 	shared     bool
@@ -80,6 +91,57 @@ func physicalLimit() contender {
 func (s pingSession) lock(ctx context.Context) error { return s.rdb.Ping(ctx).Err() }
 
 func (pingSession) unlock(context.Context) error { return nil }
+
+// ---- the hand-off limit ----
+
+// handoffSession is the fastest a lock can pass from one holder to the
+// next through Redis, with no lock logic: a token goes round a ring of the
+// run's goroutines. lock blocks on the goroutine's own list (BLPOP) until
+// the token arrives; unlock pushes it to the next goroutine's list (RPUSH).
+// From a release to the next holder it costs what a lock's hand-over
+// costs at least: one command to the server, and the server's reply to a
+// client blocked on it.
+type handoffSession struct {
+	rdb       *redis.Client
+	own, next string
+	first     bool // the first session starts with the token
+	stopped   *atomic.Bool
+}
+
+func handoffLimit(goroutines int) contender {
+	return contender{
+		name:    "limit-handoff",
+		handoff: true,
+		note: "the hand-off limit: no lock, a token passed round the goroutines in a fixed order through Redis " +
+			"lists (BLPOP on its own, RPUSH to the next one's), with the scenario's work; one round trip from a " +
+			"release to the next holder",
+		newSession: func(rdb *redis.Client, prefix, name string, cnt *counters) session {
+			i := int(cnt.sessions.Add(1) - 1)
+			key := func(j int) string { return fmt.Sprintf("%shandoff:%s:%d", prefix, name, j) }
+			return &handoffSession{rdb: rdb, own: key(i), next: key((i + 1) % goroutines), first: i == 0, stopped: &cnt.stopped}
+		},
+	}
+}
+
+func (s *handoffSession) lock(ctx context.Context) error {
+	if s.first {
+		s.first = false
+		return nil
+	}
+	for {
+		err := s.rdb.BLPop(ctx, time.Second, s.own).Err()
+		if err != redis.Nil {
+			return err
+		}
+		if s.stopped.Load() {
+			return errStopped
+		}
+	}
+}
+
+func (s *handoffSession) unlock(ctx context.Context) error {
+	return s.rdb.RPush(ctx, s.next, "token").Err()
+}
 
 // ---- ria ----
 

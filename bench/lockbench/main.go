@@ -52,6 +52,9 @@ type scenario struct {
 	// think the work done between a release and the next acquisition.
 	hold, think time.Duration
 	contenders  []contender
+	// handoff adds the hand-off limit's row: the scenario's goroutines
+	// pass a token round through Redis lists.
+	handoff bool
 }
 
 func scenarios() []scenario {
@@ -69,7 +72,7 @@ func scenarios() []scenario {
 		{
 			name:       "contended",
 			title:      "32 goroutines over 2 clients, one lock name: acquire (waiting) + release in a loop",
-			goroutines: 32, clients: 2, wait: true,
+			goroutines: 32, clients: 2, wait: true, handoff: true,
 			contenders: []contender{
 				ria(true),
 				redislockContender("redislock-linear1ms", "Obtain(ttl 10s, LinearBackoff(1ms)): polls every 1ms",
@@ -85,7 +88,7 @@ func scenarios() []scenario {
 			name: "contended-work",
 			title: "32 goroutines over 2 clients, one lock name: acquire (waiting), 500µs of work, release, " +
 				"5ms of work outside the lock; the lock is the bottleneck (at most 2000 acq/s)",
-			goroutines: 32, clients: 2, wait: true, hold: 500 * time.Microsecond, think: 5 * time.Millisecond,
+			goroutines: 32, clients: 2, wait: true, hold: 500 * time.Microsecond, think: 5 * time.Millisecond, handoff: true,
 			contenders: []contender{
 				ria(true),
 				redislockContender("redislock-linear1ms", "Obtain(ttl 10s, LinearBackoff(1ms))",
@@ -110,9 +113,15 @@ func scenarios() []scenario {
 	}
 }
 
-// runs returns the contenders of sc and then the physical limit, in the
-// order of a round.
-func (sc scenario) runs() []contender { return append(slices.Clone(sc.contenders), physicalLimit()) }
+// runs returns the contenders of sc, then the hand-off limit (if sc has
+// one) and the physical limit, in the order of a round.
+func (sc scenario) runs() []contender {
+	runs := slices.Clone(sc.contenders)
+	if sc.handoff {
+		runs = append(runs, handoffLimit(sc.goroutines))
+	}
+	return append(runs, physicalLimit())
+}
 
 func main() {
 	d := flag.Duration("d", 2*time.Second, "duration of one run of one contender")
@@ -226,7 +235,7 @@ func measure(ctx context.Context, e *server.Env, sc scenario, c contender, tag s
 				err := s.lock(actx)
 				cancel()
 				if err != nil {
-					if ctx.Err() == nil && (sc.wait || !errors.Is(err, errNotObtained)) {
+					if ctx.Err() == nil && !errors.Is(err, errStopped) && (sc.wait || !errors.Is(err, errNotObtained)) {
 						fail(fmt.Errorf("acquire: %w", err))
 					}
 					continue
@@ -267,6 +276,7 @@ func measure(ctx context.Context, e *server.Env, sc scenario, c contender, tag s
 	r := result{minPer: math.MaxInt64}
 	w, err := e.Timed(ctx, d, func() { close(start) }, func() {
 		stop.Store(true)
+		cnt.stopped.Store(true) // a hand-off session waiting for the token gives up
 		r.acquired, r.failed = cnt.acquired.Load(), cnt.failed.Load()
 		for i := range per {
 			n := per[i].Load()

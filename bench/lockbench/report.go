@@ -122,12 +122,27 @@ func printReport(w io.Writer, sc scenario, res [][]result, verbose bool) {
 	report.Table(w, rows)
 
 	fmt.Fprintln(w)
+	handoff := -1 // the hand-off limit's row, if the scenario has one
+	for i, c := range runs {
+		if c.handoff {
+			handoff = i
+		}
+	}
 	for i, s := range sums[1 : len(sums)-1] {
-		report.RatioLine(w, sc.name, names[0], names[i+1], ria.acq, s.acq, "successful acquisitions/s")
+		if i+1 != handoff {
+			report.RatioLine(w, sc.name, names[0], names[i+1], ria.acq, s.acq, "successful acquisitions/s")
+		}
 	}
 	for i, s := range sums[:len(sums)-1] {
 		fmt.Fprintf(w, "%s: %s reaches %s of the physical limit (acq/s vs PING/s at the same concurrency, medians: %.0f vs %.0f)\n",
 			sc.name, names[i], fraction(s.acq, limit.acq), s.acq, limit.acq)
+	}
+	if handoff >= 0 {
+		h := sums[handoff]
+		for i, s := range sums[:handoff] {
+			fmt.Fprintf(w, "%s: %s reaches %s of the hand-off limit (acq/s vs a token passed round the same goroutines through Redis lists, with the same work, medians: %.0f vs %.0f)\n",
+				sc.name, names[i], fraction(s.acq, h.acq), s.acq, h.acq)
+		}
 	}
 	if sc.wait && sc.hold > 0 && ria.hold > 0 && limit.rtt > 0 {
 		// One holder at a time: each acquisition takes the work under the
@@ -165,9 +180,12 @@ Columns
   of limit       this row's acq/s divided by the physical limit's: a plain go-redis PING
                  loop at the same concurrency (the "limit" row, no lock, no work), measured
                  in the same rounds. A fraction: 1.00 is one round trip per acquisition at
-                 full concurrency. In the contended-work scenario, the lock limit line
-                 gives the bound that serialising matters more: one holder at a time, each
-                 holding for the work's measured time plus one round trip to hand on.
+                 full concurrency. For one lock, serialising matters more: one holder at
+                 a time, each holding for the work plus one round trip to hand on. The
+                 contended scenarios measure that in the same rounds (the "limit-handoff"
+                 row: a token passed round the goroutines through Redis lists, with the
+                 same work), and contended-work also prints the lock limit computed from
+                 the work's measured time and a PING alone.
   rt/acq         round trips the clients sent (go-redis hook: 1 per command or pipeline;
                  a BLPOP counts 1 however long it blocks; connection set-up commands not
                  counted) per successful acquisition, its release included.
