@@ -37,8 +37,8 @@ func TestKeySlot(t *testing.T) {
 	}
 }
 
-// Fan-out sends one deliver call per batch of up to 100 followers on one
-// server, and one per slot on a Cluster: Post's commands count them.
+// Fan-out sends one call per 100 followers on one server (feed.lua), and
+// one per slot on a Cluster (deliver.lua): Post's commands count them.
 func TestNetwork_fanoutBatched(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
@@ -114,9 +114,11 @@ func TestNetwork_fanoutBatchWrongType(t *testing.T) {
 				require.NoError(t, c.bad(fs[5]))
 				// On one server a fan-out reads the status HASH instead of
 				// each follower's tombstones (none can exist while the
-				// status does): the bad tombstones key is not relied on, so
-				// fs[5] is fed, and only the clean, which reads it, fails.
-				statusMode := c.key == "gone" && b.Kind != redistest.Cluster
+				// status does), and the author's followers instead of each
+				// follower's following: those keys are not relied on, so
+				// fs[5] is fed, and only the clean, which reads the
+				// tombstones, fails.
+				statusMode := (c.key == "gone" || c.key == "following") && b.Kind != redistest.Cluster
 				before := b.Snapshot()
 				st := mustPost(t, n, author, "x") // the whole batch fails: its pass is enqueued
 				for i, f := range fs {
@@ -155,6 +157,16 @@ func TestNetwork_fanoutBatchWrongType(t *testing.T) {
 				if statusMode {
 					drain(t, n, g) // nothing dies
 					require.NoError(t, n.Delete(ctx, author, st.ID))
+					if c.key == "following" { // not read by the clean either
+						drain(t, n, g)
+						s, err := g.Stats(ctx, social.DefaultQueue)
+						require.NoError(t, err)
+						require.Zero(t, s.Dead, "no fan-out or clean task died")
+						for _, f := range fs {
+							require.Empty(t, page(t, n, f, social.Home, 10), "cleaned: %s", f)
+						}
+						return
+					}
 					msg := dead(1)
 					assert.Contains(t, msg, key(b, fs[5], c.key), "the dead clean names the key")
 					assert.Contains(t, msg, c.role)

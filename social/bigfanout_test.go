@@ -245,6 +245,9 @@ func TestNetwork_fanoutWorkerStopped(t *testing.T) {
 		ctx1, kill := context.WithCancel(t.Context())
 		var killed atomic.Bool
 		deliver := scriptOn(4, ":home", ":following", ":gone")
+		if b.Kind != redistest.Cluster {
+			deliver = feedOn("") // one server: a deferred batch's feed.lua call
+		}
 		f.LoseReply(1, func(cmd []string) bool { // the first deliver of w1 runs, then w1 stops
 			if deliver(cmd) {
 				killed.Store(true)
@@ -260,6 +263,75 @@ func TestNetwork_fanoutWorkerStopped(t *testing.T) {
 		drain(t, n, g) // another worker completes it
 		for _, fl := range fs {
 			assert.Equal(t, []string{st.ID, "author:1"}, page(t, n, fl, social.Home, 10), fl)
+		}
+	})
+}
+
+// beforeFeed is a go-redis hook that runs fn once, just before the first
+// pipeline that feeds a deferred batch (feed.lua on one server, deliver.lua
+// elsewhere) is sent: after the batch's followers were read.
+type beforeFeed struct {
+	fed func([]string) bool
+	fn  func()
+	ran atomic.Bool
+}
+
+func (h *beforeFeed) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *beforeFeed) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+func (h *beforeFeed) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, c := range cmds {
+			args := make([]string, len(c.Args()))
+			for i, a := range c.Args() {
+				args[i] = fmt.Sprint(a)
+			}
+			if h.fed(args) && h.ran.CompareAndSwap(false, true) {
+				h.fn()
+				break
+			}
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// A follower who unfollows after a deferred batch was read, before it is
+// fed, is not fed (the feed reads the followers again, or checks the
+// follower's side), and the others of the batch are.
+func TestNetwork_unfollowDuringBatch(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		reader, _ := newNet(t, b, b.Client)
+		author := mustUser(t, reader, "author")
+		var fs []string
+		for i := range 6 {
+			fs = append(fs, mustUser(t, reader, fmt.Sprint("f", i)))
+			mustFollow(t, reader, fs[i], author)
+		}
+		rdb, _ := b.NewClient()
+		t.Cleanup(func() { _ = rdb.Close() })
+		fed := scriptOn(4, ":home", ":following", ":gone")
+		if b.Kind != redistest.Cluster {
+			fed = feedOn("")
+		}
+		h := &beforeFeed{fed: fed, fn: func() {
+			gone, err := reader.Unfollow(ctx, fs[3], author)
+			require.NoError(t, err)
+			require.True(t, gone)
+		}}
+		rdb.AddHook(h)
+		n, g := newNet(t, b, rdb, social.WithFanoutBatch(6), social.WithFirstPass(0))
+		st := mustPost(t, n, author, "after the read") // every follower deferred: one batch
+		drain(t, n, g)
+		require.True(t, h.ran.Load(), "the unfollow ran between the batch's read and its feed")
+		for i, f := range fs {
+			home := page(t, reader, f, social.Home, 10)
+			if i == 3 {
+				assert.Empty(t, home, "the follower who unfollowed is not fed")
+			} else {
+				assert.Equal(t, []string{st.ID}, home, f)
+			}
 		}
 	})
 }

@@ -38,23 +38,33 @@
 // "at once" becomes "once the invalidation arrives": see "Status cache".)
 //
 // A batch is fed (or cleaned) by script calls pipelined in one round trip
-// per node, each call serving a group of followers whose keys may share a
-// script: on a *redis.Client (one server) up to 100 followers per call; on
-// a *redis.ClusterClient the followers whose keys hash to the same slot (a
-// Cluster refuses a script over two slots; followers rarely share one, so
-// most calls serve one follower); on a *redis.Ring the followers whose
+// per node. On a *redis.Client (one server) each feed call covers up to 100
+// consecutive targets, named by their range of follower sequence numbers:
+// the script reads the targets in its range from the author's followers
+// and lists (so a target that unfollowed before the call is not fed, and
+// the script reads one ZSET range instead of each follower's following)
+// and builds their keys from the key prefix (keys a script did not
+// declare: Redis allows it on one server; a server that refuses them, such
+// as Dragonfly by default, needs its "allow undeclared keys" setting). It
+// reads whether the status HASH exists instead of each follower's
+// tombstones: tombstones are written only by the clean of a deleted
+// status, so none can exist while the status does, and a deleted status
+// is fed to nobody. A follower's following and tombstones keys are then not
+// read by the fan-out (one of another type is not reported there; the
+// clean reports the tombstones). Elsewhere a call serves a group of
+// targets whose keys may share a script, named in its KEYS, and checks
+// each follower's side (its following holds the author) and tombstones:
+// on a *redis.ClusterClient the followers whose keys hash to the same slot
+// (a Cluster refuses a script over two slots; followers rarely share one,
+// so most calls serve one follower); on a *redis.Ring the followers whose
 // keys the ring maps to the same shard (Ring.GetShardClientForKey; a ring
 // whose shards change between the grouping and the call may run a call on
 // a shard that no longer owns all its keys, as any command sent then); on
-// any other Client one call per follower. On one server a call first reads
-// whether the status HASH exists, instead of each follower's tombstones:
-// tombstones are written only by the clean of a deleted status, so none
-// can exist while the status does, and a deleted status is fed to nobody
-// (one EXISTS per call instead of a ZSCORE per follower; a tombstones key
-// of another type is then not read, and only the clean reports it). A task
-// enqueues the next batch before feeding its own, so the worker's slots
-// feed batches side by side. Post publishes the status, feeds the first
-// batch and enqueues the rest side by side.
+// any other Client one call per follower. Clean calls name their targets
+// the same way on every client. A task enqueues the next batch before
+// feeding its own, so the worker's slots feed batches side by side. Post
+// publishes the status, feeds the first batch and enqueues the rest side
+// by side.
 //
 // # Inactive users
 //
@@ -93,10 +103,13 @@
 // posted since the first step read its profile, which a fourth, rare
 // script copies). Each side is atomic and idempotent. No status is missed:
 // a post before the third step is in a profile read, a post after it is
-// fanned out to the follower, whose following already holds the author
-// (fan-out feeds only timelines whose owner follows the author on the
-// follower's side, so a half-done follow never feeds a timeline that did
-// not ask for it, and a half-done unfollow stops feeding at once).
+// fanned out to the follower, whose following already holds the author.
+// Fan-out reads each batch from the followed side; on a Cluster it feeds
+// only the followers whose own side holds the author too, on one server
+// the feed reads the followed side again in the same script as it writes.
+// Either way a half-done follow (the followed side not yet written) never
+// feeds a timeline that did not ask for it, and a half-done unfollow (the
+// followed side written first) stops feeding at once.
 //
 // Between the second and third steps a reader sees the followee in the
 // follower's following and counts but not yet the follower in the followed
@@ -110,7 +123,9 @@
 // and are repaired the same way. A Follow and an Unfollow of the same pair
 // running at once can interleave their steps and leave the two sides
 // disagreeing (one says following, the other not); repeating the call
-// whose outcome is wanted makes them agree again.
+// whose outcome is wanted makes them agree again. Until then, on one
+// server, a follower listed by the followed side only is fed, and on a
+// Cluster it is not.
 //
 // # Stream
 //

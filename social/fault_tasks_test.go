@@ -18,24 +18,19 @@ import (
 )
 
 // scriptOn matches a script call for a batch of targets of per keys each
-// (deliver.lua: 4, clean.lua: 2), after deliver.lua's status HASH in its
-// status mode, one of whose targets has keys ending with the suffixes, in
-// order.
+// (deliver.lua: 4, clean.lua: 2) one of whose targets has keys ending
+// with the suffixes, in order.
 func scriptOn(per int, suffixes ...string) func([]string) bool {
 	return func(cmd []string) bool {
 		if !redistest.Scripts(cmd) || len(cmd) < 3 {
 			return false
 		}
 		nkeys, err := strconv.Atoi(cmd[2])
-		if err != nil || nkeys == 0 || len(cmd) < 3+nkeys {
-			return false
-		}
-		first := 3 + nkeys%per // after the status HASH, if any
-		if first > 4 || first == 4 && !strings.Contains(cmd[3], ":status:") {
+		if err != nil || nkeys == 0 || nkeys%per != 0 || len(cmd) < 3+nkeys {
 			return false
 		}
 	targets:
-		for t := first; t < 3+nkeys; t += per {
+		for t := 3; t < 3+nkeys; t += per {
 			for i, s := range suffixes {
 				if !strings.HasSuffix(cmd[t+i], s) {
 					continue targets
@@ -45,6 +40,29 @@ func scriptOn(per int, suffixes ...string) func([]string) bool {
 		}
 		return false
 	}
+}
+
+// feedOn matches a feed.lua call (a batch of a fan-out on one server: the
+// status HASH, the author's followers and listed as KEYS) whose range
+// starts after the sequence number after ("-inf" for Post's first batch,
+// else "(n"; "": any batch but Post's first).
+func feedOn(after string) func([]string) bool {
+	return func(cmd []string) bool {
+		return redistest.Scripts(cmd) && len(cmd) == 13 && cmd[2] == "3" &&
+			strings.Contains(cmd[3], ":status:") && strings.HasSuffix(cmd[4], ":followers") &&
+			strings.HasSuffix(cmd[5], ":listed") && (cmd[11] == after || after == "" && cmd[11] != "-inf")
+	}
+}
+
+// deliverOn matches the calls that feed a deferred batch: on a Cluster
+// deliver.lua's for a follower and for a list; on one server feed.lua's
+// for the batches after sequence numbers 2 and 4 (fan-out batches of 2
+// over followers and lists numbered from 1).
+func deliverOn(b *redistest.Backend) []func([]string) bool {
+	if b.Kind == redistest.Cluster {
+		return []func([]string) bool{scriptOn(4, ":home", ":following", ":gone"), scriptOn(4, ":timeline", ":members", ":gone")}
+	}
+	return []func([]string) bool{feedOn("(2"), feedOn("(4")}
 }
 
 // Lost replies in the deferred fan-out and clean passes (one pipeline of
@@ -72,13 +90,12 @@ func TestFaults_fanoutTasks(t *testing.T) {
 		drain(t, n, g)
 
 		h := redistest.NewHarness(t, f, "social fan-out and clean tasks")
-		deliver := scriptOn(4, ":home", ":following", ":gone")
-		deliverList := scriptOn(4, ":timeline", ":members", ":gone")
+		deliver := deliverOn(b)
 		clean := scriptOn(2, ":home", ":gone")
 		cleanList := scriptOn(2, ":timeline", ":gone")
 		for round := range 3 {
 			st := mustPost(t, n, author, fmt.Sprint("m", round)) // feeds 2 of 6 targets at once
-			h.CallEach(func() { drain(t, n, g) }, deliver, deliverList)
+			h.CallEach(func() { drain(t, n, g) }, deliver...)
 			for _, fl := range fs {
 				h.Check(slicesEqual(page(t, reader, fl, social.Home, 10), st.ID), "round %d: home of %s: %v", round, fl, page(t, reader, fl, social.Home, 10))
 			}

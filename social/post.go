@@ -96,10 +96,12 @@ func (n *Network) Post(ctx context.Context, uid, msg string, opts ...PostOption)
 	more, _ := arr[3].(int64)
 	last, _ := arr[4].(int64)
 	login, _ := arr[5].(string)
-	followers := make([]string, 0, len(arr)-6)
-	for _, f := range arr[6:] {
-		s, _ := f.(string)
-		followers = append(followers, s)
+	followers := make([]string, 0, (len(arr)-6)/2)
+	seqs := make([]int64, 0, (len(arr)-6)/2)
+	for i := 6; i+1 < len(arr); i += 2 {
+		f, _ := arr[i].(string)
+		seq, _ := arr[i+1].(int64)
+		followers, seqs = append(followers, f), append(seqs, seq)
 	}
 	st := Status{ID: id, UID: uid, Login: login, Message: msg, Posted: msToTime(ms), Location: po.at}
 	// Publish, feed the first batch and enqueue the rest side by side: one
@@ -114,7 +116,7 @@ func (n *Network) Post(ctx context.Context, uid, msg string, opts ...PostOption)
 			eerr = n.enqueue(ctx, n.job(TaskFanout, pass{Author: uid, Status: id, Score: ms, After: last}))
 		})
 	}
-	ferr := n.feed(ctx, uid, id, ms, followers)
+	ferr := n.feed(ctx, uid, id, ms, "-inf", followers, seqs)
 	wg.Wait()
 	if ferr != nil {
 		// Redo the whole fan-out in the background: feeding is idempotent.
@@ -244,28 +246,40 @@ func (n *Network) enqueue(ctx context.Context, jobs ...queue.Job) error {
 	return err
 }
 
-// feed feeds status id (posted at ms) of author to the home timelines of
-// followers (and the list timelines of "<owner>/<list>" targets), one
-// deliver.lua call per group of targets that may share a script (see
-// [Network.groups]), the calls pipelined: one round trip per node. Every
-// target whose keys hold the right types is fed; a target with a key of
-// another type is skipped, and the first such *ria.KeyError is returned.
-func (n *Network) feed(ctx context.Context, author, id string, ms int64, followers []string) error {
-	groups := n.groups(followers)
-	calls := make([]*script.Call, len(groups))
-	// Status mode (see deliver.lua) where the status HASH is on the
-	// targets' server: on one server.
-	var status string
+// feed feeds status id (posted at ms) of author to one batch of its
+// fan-out targets: followers (home timelines) and "<owner>/<list>" targets
+// (list timelines), in the order of their follower sequence numbers seqs,
+// the first after the ZRANGEBYSCORE bound after. On one server it sends one
+// feed.lua call per [feedCall] consecutive targets, each naming its range
+// of sequence numbers (the calls' ranges cover the batch's): the script
+// reads the targets in its range itself and feeds those still there.
+// Elsewhere it sends one deliver.lua call per group of targets that may
+// share a script (see [Network.groups]). The calls are pipelined: one
+// round trip per node. Every target whose keys hold the right types is
+// fed; a target with a key of another type is skipped, and the first such
+// *ria.KeyError is returned.
+func (n *Network) feed(ctx context.Context, author, id string, ms int64, after string, followers []string, seqs []int64) error {
+	if len(followers) == 0 {
+		return nil
+	}
 	if _, one := n.rdb.(*redis.Client); one {
 		if uid, num, err := checkStatusID(id); err == nil && uid == author {
-			status = n.statusPrefix(author) + num
+			keys := []string{n.statusPrefix(author) + num, n.followersKey(author), n.listedKey(author)}
+			var calls []*script.Call
+			for i := 0; i < len(seqs); i += feedCall {
+				if i > 0 {
+					after = "(" + strconv.FormatInt(seqs[i-1], 10)
+				}
+				last := seqs[min(i+feedCall, len(seqs))-1]
+				calls = append(calls, feedScript.Call(keys, id, ms, n.cap, n.idle.Milliseconds(), n.ks.Prefix(), after, last))
+			}
+			return send(ctx, n.rdb, calls)
 		}
 	}
+	groups := n.groups(followers)
+	calls := make([]*script.Call, len(groups))
 	for i, g := range groups {
-		keys := make([]string, 0, 1+4*len(g))
-		if status != "" {
-			keys = append(keys, status)
-		}
+		keys := make([]string, 0, 4*len(g))
 		args := make([]any, 0, 5+len(g))
 		args = append(args, author, id, ms, n.cap, n.idle.Milliseconds())
 		for _, f := range g {
@@ -278,10 +292,10 @@ func (n *Network) feed(ctx context.Context, author, id string, ms int64, followe
 	return send(ctx, n.rdb, calls)
 }
 
-// feedCall is the most fan-out targets (followers or lists) one
+// feedCall is the most fan-out targets (followers or lists) one feed.lua,
 // deliver.lua or clean.lua call handles: enough to spread the cost of a
 // call over many targets, few enough that one call stays short (about
-// 100 us of server time per call on a single server).
+// 200 us of server time per feed call on a single server).
 const feedCall = 100
 
 // groups splits fan-out targets into the groups whose keys may share one
@@ -397,12 +411,12 @@ func (n *Network) Handle(w *queue.Worker) error {
 }
 
 // readBatch reads the followers of p.Author after p.After, at most one batch
-// (and one more to tell whether there are more), and whether the status
-// exists, in one round trip.
-func (n *Network) readBatch(ctx context.Context, p pass) (followers []string, last int64, more, exists bool, err error) {
+// (and one more to tell whether there are more), with their sequence
+// numbers, and whether the status exists, in one round trip.
+func (n *Network) readBatch(ctx context.Context, p pass) (followers []string, seqs []int64, more, exists bool, err error) {
 	author, num, err := checkStatusID(p.Status)
 	if err != nil || author != p.Author {
-		return nil, 0, false, false, fmt.Errorf("%w: bad task %+v", queue.ErrNoRetry, p)
+		return nil, nil, false, false, fmt.Errorf("%w: bad task %+v", queue.ErrNoRetry, p)
 	}
 	var ex *redis.IntCmd
 	var zs, ls *redis.ZSliceCmd
@@ -414,7 +428,7 @@ func (n *Network) readBatch(ctx context.Context, p pass) (followers []string, la
 		return nil
 	})
 	if err != nil {
-		return nil, 0, false, false, err
+		return nil, nil, false, false, err
 	}
 	// Followers and lists share one sequence: merge them by it.
 	zz := append(zs.Val(), ls.Val()...)
@@ -423,29 +437,28 @@ func (n *Network) readBatch(ctx context.Context, p pass) (followers []string, la
 		more, zz = true, zz[:n.batch]
 	}
 	for _, z := range zz {
-		followers = append(followers, z.Member.(string))
-		last = int64(z.Score)
+		followers, seqs = append(followers, z.Member.(string)), append(seqs, int64(z.Score))
 	}
-	return followers, last, more, ex.Val() == 1, nil
+	return followers, seqs, more, ex.Val() == 1, nil
 }
 
 func (n *Network) fanoutTask(ctx context.Context, p pass) error {
-	followers, last, more, exists, err := n.readBatch(ctx, p)
+	followers, seqs, more, exists, err := n.readBatch(ctx, p)
 	if err != nil || !exists { // a deleted status: its clean task does the rest
 		return err
 	}
 	if more { // first, so that the next batch is fed beside this one
 		next := p
-		next.After = last
+		next.After = seqs[len(seqs)-1]
 		if err := n.enqueue(ctx, n.job(TaskFanout, next)); err != nil {
 			return err
 		}
 	}
-	return n.feed(ctx, p.Author, p.Status, p.Score, followers)
+	return n.feed(ctx, p.Author, p.Status, p.Score, "("+strconv.FormatInt(p.After, 10), followers, seqs)
 }
 
 func (n *Network) cleanTask(ctx context.Context, p pass) error {
-	followers, last, more, exists, err := n.readBatch(ctx, p)
+	followers, seqs, more, exists, err := n.readBatch(ctx, p)
 	if err != nil || exists { // a live status is not cleaned
 		return err
 	}
@@ -464,7 +477,7 @@ func (n *Network) cleanTask(ctx context.Context, p pass) error {
 	}
 	if more { // first, so that the next batch is cleaned beside this one
 		next := p
-		next.After = last
+		next.After = seqs[len(seqs)-1]
 		if err := n.enqueue(ctx, n.job(TaskClean, next)); err != nil {
 			return err
 		}

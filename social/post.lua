@@ -12,8 +12,9 @@
 -- ARGV[5], ARGV[6] latitude and longitude, or '' and '' for none
 -- returns the error reply NOUSER (nothing written) if there is no such
 -- user, else {1, id, posted ms, more (0/1), last
--- follower's score (0 if none), author's login, follower or list...}
--- (the first N of followers and lists together, by sequence number)
+-- follower's score (0 if none), author's login, follower or list, its
+-- sequence number, ...} (the first N of followers and lists together, by
+-- sequence number)
 local user, profile, followers, listed = KEYS[1], KEYS[2], KEYS[3], KEYS[5]
 local uid, msg = ARGV[1], ARGV[2]
 local cap, n = tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -62,6 +63,9 @@ if #fl > 2 * n then
   fl[#fl] = nil
 end
 local out = {1, id, ms, more, 0, redis.call('HGET', user, 'login') or uid}
-for i = 1, #fl, 2 do out[#out + 1] = fl[i] end
+for i = 1, #fl, 2 do
+  out[#out + 1] = fl[i]
+  out[#out + 1] = tonumber(fl[i + 1])
+end
 if #fl > 0 then out[5] = tonumber(fl[#fl]) end
 return out

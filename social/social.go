@@ -110,8 +110,12 @@ var (
 	precheckLua string
 	//go:embed refill.lua
 	refillLua string
+	//go:embed fanout.lua
+	fanoutLua string
 	//go:embed deliver.lua
 	deliverLua string
+	//go:embed feed.lua
+	feedLua string
 	//go:embed clean.lua
 	cleanLua string
 	//go:embed home.lua
@@ -146,7 +150,8 @@ var (
 	precheckScript   = script.New("social precheck", precheckLua)
 	// deliver and clean run in pipelines, one call per follower
 	// (script.Send).
-	deliverScript    = script.New("social deliver", deliverLua)
+	deliverScript    = script.New("social deliver", fanoutLua+deliverLua)
+	feedScript       = script.New("social feed", fanoutLua+feedLua)
 	cleanScript      = script.New("social clean", cleanLua)
 	homeScript       = script.New("social home", homeLua)
 	activeScript     = script.New("social active", activeLua)
