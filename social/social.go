@@ -148,8 +148,8 @@ var (
 	unfollowScript   = script.NewOnce("social unfollow", unfollowLua)
 	refillScript     = script.New("social refill", refillLua)
 	precheckScript   = script.New("social precheck", precheckLua)
-	// deliver and clean run in pipelines, one call per follower
-	// (script.Send).
+	// feed (one server), deliver (elsewhere) and clean run in pipelines,
+	// one call per group of targets (script.Send).
 	deliverScript    = script.New("social deliver", fanoutLua+deliverLua)
 	feedScript       = script.New("social feed", fanoutLua+feedLua)
 	cleanScript      = script.New("social clean", cleanLua)
