@@ -51,7 +51,11 @@
 // status, so none can exist while the status does, and a deleted status
 // is fed to nobody. A follower's following and tombstones keys are then not
 // read by the fan-out (one of another type is not reported there; the
-// clean reports the tombstones). Elsewhere a call serves a group of
+// clean reports the tombstones). A fan-out task on one server does not
+// read its batch either: it finds its calls' ranges by rank in the
+// author's followers (a few O(log n) reads), unless lists hold entries in
+// the batch's range (followers and lists share the sequence), when it
+// reads the batch. Elsewhere a call serves a group of
 // targets whose keys may share a script, named in its KEYS, and checks
 // each follower's side (its following holds the author) and tombstones:
 // on a *redis.ClusterClient the followers whose keys hash to the same slot

@@ -262,19 +262,12 @@ func (n *Network) feed(ctx context.Context, author, id string, ms int64, after s
 	if len(followers) == 0 {
 		return nil
 	}
-	if _, one := n.rdb.(*redis.Client); one {
-		if uid, num, err := checkStatusID(id); err == nil && uid == author {
-			keys := []string{n.statusPrefix(author) + num, n.followersKey(author), n.listedKey(author)}
-			var calls []*script.Call
-			for i := 0; i < len(seqs); i += feedCall {
-				if i > 0 {
-					after = "(" + strconv.FormatInt(seqs[i-1], 10)
-				}
-				last := seqs[min(i+feedCall, len(seqs))-1]
-				calls = append(calls, feedScript.Call(keys, id, ms, n.cap, n.idle.Milliseconds(), n.ks.Prefix(), after, last))
-			}
-			return send(ctx, n.rdb, calls)
+	if n.single() {
+		var ends []int64 // the last target of each call
+		for i := feedCall; i < len(seqs); i += feedCall {
+			ends = append(ends, seqs[i-1])
 		}
+		return n.feedRanges(ctx, author, id, ms, after, append(ends, seqs[len(seqs)-1]))
 	}
 	groups := n.groups(followers)
 	calls := make([]*script.Call, len(groups))
@@ -290,6 +283,62 @@ func (n *Network) feed(ctx context.Context, author, id string, ms int64, after s
 		calls[i] = deliverScript.Call(keys, args...)
 	}
 	return send(ctx, n.rdb, calls)
+}
+
+// single reports whether the network's keys are all on one server (a
+// *redis.Client), where a fan-out batch is fed by feed.lua.
+func (n *Network) single() bool {
+	_, one := n.rdb.(*redis.Client)
+	return one
+}
+
+// feedRanges feeds status id (posted at ms) of author, on one server, to
+// the targets whose follower sequence numbers are after the ZRANGEBYSCORE
+// bound after and at most the last of ends: one feed.lua call per range
+// (after, ends[0]], (ends[0], ends[1]]..., the calls pipelined.
+func (n *Network) feedRanges(ctx context.Context, author, id string, ms int64, after string, ends []int64) error {
+	uid, num, err := checkStatusID(id)
+	if err != nil || uid != author {
+		return fmt.Errorf("social: feed: status %q is not by %q", id, author)
+	}
+	keys := []string{n.statusPrefix(author) + num, n.followersKey(author), n.listedKey(author)}
+	calls := make([]*script.Call, 0, len(ends))
+	for _, end := range ends {
+		calls = append(calls, feedScript.Call(keys, id, ms, n.cap, n.idle.Milliseconds(), n.ks.Prefix(), after, end))
+		after = "(" + strconv.FormatInt(end, 10)
+	}
+	return send(ctx, n.rdb, calls)
+}
+
+// fanoutByRank runs fan-out task p on one server without reading its
+// batch: bounds.lua finds the batch's call ranges by rank in the author's
+// followers, and feed.lua reads each range. It returns false (having done
+// nothing) when lists hold entries in the batch's range, which ranks in
+// followers alone do not count.
+func (n *Network) fanoutByRank(ctx context.Context, p pass) (bool, error) {
+	author, num, err := checkStatusID(p.Status)
+	if err != nil || author != p.Author {
+		return true, fmt.Errorf("%w: bad task %+v", queue.ErrNoRetry, p)
+	}
+	keys := []string{n.statusPrefix(author) + num, n.followersKey(author), n.listedKey(author)}
+	v, err := boundsScript.Int64s(ctx, n.rdb, keys, p.After, n.batch, feedCall)
+	switch {
+	case err != nil:
+		return true, err
+	case len(v) == 0 || v[0] == -1:
+		return false, nil
+	case v[0] == 0 || len(v) < 3: // the status is gone (its clean does the rest), or no target left
+		return true, nil
+	}
+	ends := v[2:]
+	if v[1] == 1 { // first, so that the next batch is fed beside this one
+		next := p
+		next.After = ends[len(ends)-1]
+		if err := n.enqueue(ctx, n.job(TaskFanout, next)); err != nil {
+			return true, err
+		}
+	}
+	return true, n.feedRanges(ctx, author, p.Status, p.Score, "("+strconv.FormatInt(p.After, 10), ends)
 }
 
 // feedCall is the most fan-out targets (followers or lists) one feed.lua,
@@ -443,6 +492,13 @@ func (n *Network) readBatch(ctx context.Context, p pass) (followers []string, se
 }
 
 func (n *Network) fanoutTask(ctx context.Context, p pass) error {
+	if n.single() {
+		done, err := n.fanoutByRank(ctx, p)
+		if done || err != nil {
+			return err
+		}
+		// Lists hold entries in the batch's range: read it whole.
+	}
 	followers, seqs, more, exists, err := n.readBatch(ctx, p)
 	if err != nil || !exists { // a deleted status: its clean task does the rest
 		return err

@@ -116,6 +116,8 @@ var (
 	deliverLua string
 	//go:embed feed.lua
 	feedLua string
+	//go:embed bounds.lua
+	boundsLua string
 	//go:embed clean.lua
 	cleanLua string
 	//go:embed home.lua
@@ -152,6 +154,7 @@ var (
 	// one call per group of targets (script.Send).
 	deliverScript    = script.New("social deliver", fanoutLua+deliverLua)
 	feedScript       = script.New("social feed", fanoutLua+feedLua)
+	boundsScript     = script.New("social bounds", boundsLua)
 	cleanScript      = script.New("social clean", cleanLua)
 	homeScript       = script.New("social home", homeLua)
 	activeScript     = script.New("social active", activeLua)
