@@ -79,7 +79,11 @@ func (n *Network) Post(ctx context.Context, uid, msg string, opts ...PostOption)
 		lat, lon = strconv.FormatFloat(po.at.Lat, 'f', -1, 64), strconv.FormatFloat(po.at.Lon, 'f', -1, 64)
 	}
 	keys := []string{n.userKey(uid), n.profileKey(uid), n.followersKey(uid), n.statusPrefix(uid), n.listedKey(uid)}
-	v, err := postScript.RunOnce(ctx, n.rdb, n.onceKey(uid), keys, uid, msg, n.cap, n.first, lat, lon)
+	step := 0 // the first batch as call ranges (one server), or as targets
+	if n.single() {
+		step = feedCall
+	}
+	v, err := postScript.RunOnce(ctx, n.rdb, n.onceKey(uid), keys, uid, msg, n.cap, n.first, lat, lon, step)
 	if err != nil {
 		err = refusal(err)
 		return Status{}, fmt.Errorf("social: post %q: %w", uid, err)
@@ -88,7 +92,7 @@ func (n *Network) Post(ctx context.Context, uid, msg string, opts ...PostOption)
 	if !ok || len(arr) == 0 {
 		return Status{}, fmt.Errorf("social: post %q: script %s: unexpected reply %v", uid, postScript.Name(), v)
 	}
-	if len(arr) < 6 {
+	if len(arr) < 7 {
 		return Status{}, fmt.Errorf("social: post %q: script %s: unexpected reply %v", uid, postScript.Name(), v)
 	}
 	id, _ := arr[1].(string)
@@ -96,12 +100,20 @@ func (n *Network) Post(ctx context.Context, uid, msg string, opts ...PostOption)
 	more, _ := arr[3].(int64)
 	last, _ := arr[4].(int64)
 	login, _ := arr[5].(string)
-	followers := make([]string, 0, (len(arr)-6)/2)
-	seqs := make([]int64, 0, (len(arr)-6)/2)
-	for i := 6; i+1 < len(arr); i += 2 {
-		f, _ := arr[i].(string)
-		seq, _ := arr[i+1].(int64)
-		followers, seqs = append(followers, f), append(seqs, seq)
+	var ends []int64 // the first batch's call ranges ('e')
+	var followers []string
+	var seqs []int64 // or its targets and their sequence numbers ('m')
+	if kind, _ := arr[6].(string); kind == "e" {
+		for _, e := range arr[7:] {
+			end, _ := e.(int64)
+			ends = append(ends, end)
+		}
+	} else {
+		for i := 7; i+1 < len(arr); i += 2 {
+			f, _ := arr[i].(string)
+			seq, _ := arr[i+1].(int64)
+			followers, seqs = append(followers, f), append(seqs, seq)
+		}
 	}
 	st := Status{ID: id, UID: uid, Login: login, Message: msg, Posted: msToTime(ms), Location: po.at}
 	// Publish, feed the first batch and enqueue the rest side by side: one
@@ -116,7 +128,12 @@ func (n *Network) Post(ctx context.Context, uid, msg string, opts ...PostOption)
 			eerr = n.enqueue(ctx, n.job(TaskFanout, pass{Author: uid, Status: id, Score: ms, After: last}))
 		})
 	}
-	ferr := n.feed(ctx, uid, id, ms, "-inf", followers, seqs)
+	var ferr error
+	if len(ends) > 0 {
+		ferr = n.feedRanges(ctx, uid, id, ms, "-inf", ends)
+	} else {
+		ferr = n.feed(ctx, uid, id, ms, "-inf", followers, seqs)
+	}
 	wg.Wait()
 	if ferr != nil {
 		// Redo the whole fan-out in the background: feeding is idempotent.

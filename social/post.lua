@@ -10,11 +10,15 @@
 -- ARGV[1] author's user ID   ARGV[2] message   ARGV[3] timeline cap
 -- ARGV[4] N, the followers fed before Post returns
 -- ARGV[5], ARGV[6] latitude and longitude, or '' and '' for none
+-- ARGV[7] targets per feed call, or 0 (see the reply)
 -- returns the error reply NOUSER (nothing written) if there is no such
--- user, else {1, id, posted ms, more (0/1), last
--- follower's score (0 if none), author's login, follower or list, its
--- sequence number, ...} (the first N of followers and lists together, by
--- sequence number)
+-- user, else {1, id, posted ms, more (0/1), last follower's score (0 if
+-- none), author's login, 'm', follower or list, its sequence number, ...}
+-- (the first N of followers and lists together, by sequence number), or,
+-- when ARGV[7] > 0 (one server: feed.lua reads the targets itself) and no
+-- list holds the author, {..., author's login, 'e', the sequence number of
+-- every ARGV[7]-th follower of the first N and of the last}, found by rank
+-- without reading the batch
 local user, profile, followers, listed = KEYS[1], KEYS[2], KEYS[3], KEYS[5]
 local uid, msg = ARGV[1], ARGV[2]
 local cap, n = tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -41,6 +45,21 @@ redis.call('HSET', user, 'seq', seq)
 redis.call('HINCRBY', user, 'posts', 1)
 redis.call('ZADD', profile, ms, id)
 redis.call('ZREMRANGEBYRANK', profile, 0, -cap - 1)
+local login = redis.call('HGET', user, 'login') or uid
+local step = tonumber(ARGV[7])
+if step > 0 and redis.call('ZCARD', listed) == 0 then
+  -- One server, no lists: the first batch's call ranges, found by rank.
+  local card = redis.call('ZCARD', followers)
+  local m = math.min(card, n)
+  local out = {1, id, ms, card > n and 1 or 0, 0, login, 'e'}
+  local pos = 0
+  while pos < m do
+    pos = math.min(pos + step, m)
+    out[#out + 1] = tonumber(redis.call('ZRANGE', followers, pos - 1, pos - 1, 'WITHSCORES')[2])
+  end
+  if m > 0 then out[5] = out[#out] end
+  return out
+end
 local fl = redis.call('ZRANGEBYSCORE', followers, '-inf', '+inf', 'WITHSCORES', 'LIMIT', 0, n + 1)
 local ll = redis.call('ZRANGEBYSCORE', listed, '-inf', '+inf', 'WITHSCORES', 'LIMIT', 0, n + 1)
 if #ll > 0 then -- merge the two by score, keep the first n + 1
@@ -62,7 +81,7 @@ if #fl > 2 * n then
   fl[#fl] = nil
   fl[#fl] = nil
 end
-local out = {1, id, ms, more, 0, redis.call('HGET', user, 'login') or uid}
+local out = {1, id, ms, more, 0, login, 'm'}
 for i = 1, #fl, 2 do
   out[#out + 1] = fl[i]
   out[#out + 1] = tonumber(fl[i + 1])
