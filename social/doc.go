@@ -51,13 +51,14 @@
 // status, so none can exist while the status does, and a deleted status
 // is fed to nobody. A follower's following and tombstones keys are then not
 // read by the fan-out (one of another type is not reported there; the
-// clean reports the tombstones). A fan-out task on one server does not
-// read its batch either: it finds its calls' ranges by rank in the
-// author's followers (a few O(log n) reads), unless lists hold entries in
-// the batch's range (followers and lists share the sequence), when it
-// reads the batch. Elsewhere a call serves a group of
-// targets whose keys may share a script, named in its KEYS, and checks
-// each follower's side (its following holds the author) and tombstones:
+// clean reports the tombstones). Nor is the batch read beforehand: a
+// fan-out task, and Post for its first batch, find the calls' ranges by
+// rank in the author's followers (a few O(log n) reads), unless lists hold
+// entries in the batch's range (followers and lists share the sequence;
+// for Post, unless any list holds the author), when they read the batch.
+// Elsewhere a call serves a group of targets whose keys may share a
+// script, named in its KEYS, and checks each follower's side (its
+// following holds the author) and tombstones:
 // on a *redis.ClusterClient the followers whose keys hash to the same slot
 // (a Cluster refuses a script over two slots; followers rarely share one,
 // so most calls serve one follower); on a *redis.Ring the followers whose
