@@ -191,57 +191,55 @@ type goCacheProc struct {
 	prefix string
 }
 
-func goRedisCache() contender {
+// goCacheContender is go-redis/cache built with the options opt returns
+// (called once per process, so that each has its own local cache), their
+// Redis set to the process's client, its keys under keyPart.
+func goCacheContender(name, note, keyPart string, opt func() gocache.Options) contender {
 	return contender{
-		name: "go-redis/cache",
-		note: "cache.New(&Options{Redis: rdb}).Once(&Item{Key, Value: &job, TTL: 1h, Do: load}), no local cache: " +
-			"GET, on a miss Do + SET; singleflight within a process only; msgpack, s2-compressed from 64 bytes",
+		name: name,
+		note: note,
 		newProc: func(rdb *redis.Client, prefix string) (proc, error) {
-			return &goCacheProc{c: gocache.New(&gocache.Options{Redis: rdb}), prefix: prefix + "gocache:"}, nil
+			o := opt()
+			o.Redis = rdb
+			return &goCacheProc{c: gocache.New(&o), prefix: prefix + keyPart}, nil
 		},
 	}
+}
+
+func goRedisCache() contender {
+	return goCacheContender("go-redis/cache",
+		"cache.New(&Options{Redis: rdb}).Once(&Item{Key, Value: &job, TTL: 1h, Do: load}), no local cache: "+
+			"GET, on a miss Do + SET; singleflight within a process only; msgpack, s2-compressed from 64 bytes",
+		"gocache:", func() gocache.Options { return gocache.Options{} })
 }
 
 // goRedisCacheJSON is go-redis/cache with ria's default codec
 // (encoding/json, no compression): the like-for-like comparison of ria's
 // default.
 func goRedisCacheJSON() contender {
-	return contender{
-		name: "go-redis/cache-json",
-		note: "go-redis/cache as above with Options{Marshal: json.Marshal, Unmarshal: json.Unmarshal}: " +
+	return goCacheContender("go-redis/cache-json",
+		"go-redis/cache as above with Options{Marshal: json.Marshal, Unmarshal: json.Unmarshal}: "+
 			"encoding/json, no compression, as ria's default codec",
-		newProc: func(rdb *redis.Client, prefix string) (proc, error) {
-			return &goCacheProc{c: gocache.New(&gocache.Options{Redis: rdb, Marshal: json.Marshal, Unmarshal: json.Unmarshal}),
-				prefix: prefix + "gocache-json:"}, nil
-		},
-	}
+		"gocache-json:", func() gocache.Options { return gocache.Options{Marshal: json.Marshal, Unmarshal: json.Unmarshal} })
 }
 
 // goRedisCacheMsgpack is go-redis/cache with plain msgpack (no s2
 // compression): the like-for-like comparison of ria with its msgpack codec.
 func goRedisCacheMsgpack() contender {
-	return contender{
-		name: "go-redis/cache-msgpack",
-		note: "go-redis/cache as above with Options{Marshal: msgpack.Marshal, Unmarshal: msgpack.Unmarshal}: " +
+	return goCacheContender("go-redis/cache-msgpack",
+		"go-redis/cache as above with Options{Marshal: msgpack.Marshal, Unmarshal: msgpack.Unmarshal}: "+
 			"msgpack, no compression, as ria-msgpack",
-		newProc: func(rdb *redis.Client, prefix string) (proc, error) {
-			return &goCacheProc{c: gocache.New(&gocache.Options{Redis: rdb, Marshal: msgpack.Marshal, Unmarshal: msgpack.Unmarshal}),
-				prefix: prefix + "gocache-msgpack:"}, nil
-		},
-	}
+		"gocache-msgpack:", func() gocache.Options { return gocache.Options{Marshal: msgpack.Marshal, Unmarshal: msgpack.Unmarshal} })
 }
 
 func goRedisCacheLocal() contender {
-	return contender{
-		name: "go-redis/cache+local",
-		note: "cache.New(&Options{Redis: rdb, LocalCache: NewTinyLFU(2000, 1m)}).Once(...): a hit in the local " +
-			"TinyLFU cache decodes the value kept encoded in memory (no round trip); no invalidation across processes " +
+	return goCacheContender("go-redis/cache+local",
+		"cache.New(&Options{Redis: rdb, LocalCache: NewTinyLFU(2000, 1m)}).Once(...): a hit in the local "+
+			"TinyLFU cache decodes the value kept encoded in memory (no round trip); no invalidation across processes "+
 			"(a value changed elsewhere is served until its local TTL, 1m here)",
-		newProc: func(rdb *redis.Client, prefix string) (proc, error) {
-			return &goCacheProc{c: gocache.New(&gocache.Options{Redis: rdb, LocalCache: gocache.NewTinyLFU(nearSize, time.Minute)}),
-				prefix: prefix + "gocache:"}, nil
-		},
-	}
+		"gocache:", func() gocache.Options {
+			return gocache.Options{LocalCache: gocache.NewTinyLFU(nearSize, time.Minute)}
+		})
 }
 
 func (p *goCacheProc) get(ctx context.Context, key string, id int, l *loader) error {
