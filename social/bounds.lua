@@ -19,11 +19,4 @@ local before = redis.call('ZCOUNT', KEYS[2], '-inf', ARGV[1])
 local left = redis.call('ZCARD', KEYS[2]) - before
 local size, step = tonumber(ARGV[2]), tonumber(ARGV[3])
 local n = math.min(left, size)
-local out = {1, left > size and 1 or 0}
-local pos = 0
-while pos < n do
-  pos = math.min(pos + step, n)
-  local r = redis.call('ZRANGE', KEYS[2], before + pos - 1, before + pos - 1, 'WITHSCORES')
-  out[#out + 1] = tonumber(r[2])
-end
-return out
+return rank_ends(KEYS[2], before, n, step, {1, left > size and 1 or 0})

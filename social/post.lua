@@ -38,25 +38,19 @@ if redis.call('EXISTS', status) == 1 then
 end
 local t = redis.call('TIME')
 local ms = t[1] * 1000 + math.floor(t[2] / 1000)
-redis.call('HSET', status, 'id', id, 'uid', uid, 'login', redis.call('HGET', user, 'login') or uid,
-  'message', msg, 'posted', ms)
+local login = redis.call('HGET', user, 'login') or uid
+redis.call('HSET', status, 'id', id, 'uid', uid, 'login', login, 'message', msg, 'posted', ms)
 if ARGV[5] ~= '' then redis.call('HSET', status, 'lat', ARGV[5], 'lon', ARGV[6]) end
 redis.call('HSET', user, 'seq', seq)
 redis.call('HINCRBY', user, 'posts', 1)
 redis.call('ZADD', profile, ms, id)
 redis.call('ZREMRANGEBYRANK', profile, 0, -cap - 1)
-local login = redis.call('HGET', user, 'login') or uid
 local step = tonumber(ARGV[7])
 if step > 0 and redis.call('ZCARD', listed) == 0 then
   -- One server, no lists: the first batch's call ranges, found by rank.
   local card = redis.call('ZCARD', followers)
   local m = math.min(card, n)
-  local out = {1, id, ms, card > n and 1 or 0, 0, login, 'e'}
-  local pos = 0
-  while pos < m do
-    pos = math.min(pos + step, m)
-    out[#out + 1] = tonumber(redis.call('ZRANGE', followers, pos - 1, pos - 1, 'WITHSCORES')[2])
-  end
+  local out = rank_ends(followers, 0, m, step, {1, id, ms, card > n and 1 or 0, 0, login, 'e'})
   if m > 0 then out[5] = out[#out] end
   return out
 end

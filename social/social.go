@@ -118,6 +118,8 @@ var (
 	feedLua string
 	//go:embed bounds.lua
 	boundsLua string
+	//go:embed ranks.lua
+	ranksLua string
 	//go:embed clean.lua
 	cleanLua string
 	//go:embed home.lua
@@ -142,7 +144,7 @@ var (
 	listRemoveLua string
 
 	createScript     = script.NewOnce("social create user", createLua)
-	postScript       = script.NewOnce("social post", postLua)
+	postScript       = script.NewOnce("social post", ranksLua+postLua)
 	deleteScript     = script.NewOnce("social delete", deleteLua)
 	followedScript   = script.New("social followed", followedLua)
 	followScript     = script.NewOnce("social follow", followLua)
@@ -154,7 +156,7 @@ var (
 	// one call per group of targets (script.Send).
 	deliverScript    = script.New("social deliver", fanoutLua+deliverLua)
 	feedScript       = script.New("social feed", fanoutLua+feedLua)
-	boundsScript     = script.New("social bounds", boundsLua)
+	boundsScript     = script.New("social bounds", ranksLua+boundsLua)
 	cleanScript      = script.New("social clean", cleanLua)
 	homeScript       = script.New("social home", homeLua)
 	activeScript     = script.New("social active", activeLua)
