@@ -150,7 +150,8 @@
 // process (CLOCK eviction: memory is bounded at size entries), so a page
 // whose statuses are all cached is 1 round trip, the timeline's ZREVRANGE
 // (about 3.5x the book's get_status_messages' page reads/s on one local
-// server, where a round trip is cheapest). A status never changes once
+// server, where a round trip is cheapest; without the cache a page on one
+// server is also 1 round trip, but its script reads every status). A status never changes once
 // posted; only Delete removes it, and Delete's script PUBLISHes its ID on
 // <prefix>{statuses}:near (no extra round trip; PUBLISH, not SPUBLISH, so
 // on a Cluster it reaches the subscribers of every node). Every Network
@@ -213,14 +214,18 @@
 // next batch (publish, first
 // batch and enqueue sent side by side: 2 round trips of wall time), Delete 2 plus 1 to
 // enqueue the clean when the author has followers or lists, Follow 3 (4
-// when the followed user posted during the follow), Unfollow 3, Page 1
-// plus 1 per node (the statuses' hashes, pipelined) and the same again for
-// each of at most two top-ups after deleted statuses, Followers and
+// when the followed user posted during the follow), Unfollow 3, Page 1 on
+// one server (page.lua reads the timeline, the statuses and the top-ups;
+// the statuses' keys are built from the key prefix, not declared, as
+// feed.lua's), else 1 plus 1 per node (the statuses' hashes, pipelined)
+// and the same again for each of at most two top-ups after deleted
+// statuses, Followers and
 // Following 1, CreateList 1, AddToList 3 (or 4, as Follow),
 // RemoveFromList 3, ListPage as Page, ListMembers and Lists 1, Refill 1
 // per 500 followed users plus 1 per node per 500 plus 1, a fan-out or
 // clean task 2 plus 1 per node. With [WithInactiveAfter], a home Page is
-// the same, plus 1 to enqueue when it reports [ErrRegenerating]. With
+// 1 (the read recorded) plus 1 per node, plus 1 to enqueue when it reports
+// [ErrRegenerating]. With
 // [WithStatusCache], a Page or ListPage whose statuses are all cached is 1
 // (plus 1 per top-up), and the statuses' round trip reaches only the nodes
 // of the statuses not cached.

@@ -46,9 +46,11 @@ const topUps = 2
 // offset of the next page. A status deleted but not yet cleaned from the
 // timeline is skipped, and the page is topped up from further down the
 // timeline (at most twice), so next may exceed offset+count. Round trips:
-// 1 (ZREVRANGE) plus 1 per node (the statuses' hashes, pipelined), and the
-// same again per top-up; with [WithStatusCache], cached statuses are not
-// read (a warm page is 1 round trip). An unknown user has empty timelines.
+// on one server 1 (one script reads the IDs, the statuses and the
+// top-ups); elsewhere 1 (ZREVRANGE) plus 1 per node (the statuses'
+// hashes, pipelined), and the same again per top-up. With
+// [WithStatusCache], cached statuses are not read (a warm page is 1 round
+// trip, the ZREVRANGE). An unknown user has empty timelines.
 func (n *Network) Page(ctx context.Context, uid string, t Timeline, offset, count int) ([]Status, int, error) {
 	uid, err := checkUID("user", uid)
 	if err != nil {
@@ -71,6 +73,13 @@ func (n *Network) Page(ctx context.Context, uid string, t Timeline, offset, coun
 func (n *Network) page(ctx context.Context, uid, what, key, role string, offset, count int) ([]Status, int, error) {
 	if count < 1 || count > MaxPage || offset < 0 || offset > 1<<30 {
 		return nil, 0, fmt.Errorf("social: page %q: offset %d, count %d: want offset >= 0 and count between 1 and %d", uid, offset, count, MaxPage)
+	}
+	if n.single() && n.near == nil && (n.idle == 0 || key != n.homeKey(uid)) {
+		out, next, err := n.pageOne(ctx, key, role, offset, count)
+		if err != nil {
+			return nil, 0, fmt.Errorf("social: page %q %s: %w", uid, what, err)
+		}
+		return out, next, nil
 	}
 	out := make([]Status, 0, count)
 	next := offset
@@ -100,6 +109,27 @@ func (n *Network) page(ctx context.Context, uid, what, key, role string, offset,
 		}
 	}
 	return out, next, nil
+}
+
+// pageOne reads a page of the timeline key on one server with page.lua:
+// the IDs, the statuses and the top-ups in one round trip.
+func (n *Network) pageOne(ctx context.Context, key, role string, offset, count int) ([]Status, int, error) {
+	v, err := pageScript.Run(ctx, n.rdb, []string{key}, n.ks.Prefix(), offset, count, topUps, role)
+	if err != nil {
+		return nil, 0, err
+	}
+	arr, ok := v.([]any)
+	if !ok || len(arr) == 0 || (len(arr)-1)%7 != 0 {
+		return nil, 0, fmt.Errorf("script %s: unexpected reply %v", pageScript.Name(), v)
+	}
+	next, _ := arr[0].(int64)
+	out := make([]Status, 0, (len(arr)-1)/7)
+	for i := 1; i < len(arr); i += 7 {
+		f := func(j int) string { s, _ := arr[i+j].(string); return s }
+		ms, _ := strconv.ParseInt(f(4), 10, 64)
+		out = append(out, Status{ID: f(0), UID: f(1), Login: f(2), Message: f(3), Posted: msToTime(ms), Location: parsePoint(f(5), f(6))})
+	}
+	return out, int(next), nil
 }
 
 // statuses reads the statuses ids, pipelined, skipping those that no

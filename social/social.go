@@ -142,6 +142,8 @@ var (
 	unlistedLua string
 	//go:embed listremove.lua
 	listRemoveLua string
+	//go:embed page.lua
+	pageLua string
 
 	createScript     = script.NewOnce("social create user", createLua)
 	postScript       = script.NewOnce("social post", ranksLua+postLua)
@@ -159,6 +161,7 @@ var (
 	boundsScript     = script.New("social bounds", ranksLua+boundsLua)
 	cleanScript      = script.New("social clean", cleanLua)
 	homeScript       = script.New("social home", homeLua)
+	pageScript       = script.New("social page", pageLua)
 	activeScript     = script.New("social active", activeLua)
 	profileScript    = script.New("social profile", profileLua)
 	copyScript       = script.New("social copy", copyLua)
