@@ -5,15 +5,26 @@
 -- An entry that is not a status ID of this package is skipped, as in Go.
 -- The status HASHes' keys are built from the key prefix (they cannot be
 -- declared before the timeline is read): one server only, as feed.lua.
--- Read-only.
--- KEYS[1] timeline ZSET
+-- A home timeline when inactive users are not fed (WithInactiveAfter)
+-- has its read recorded first (home_seen, from seen.lua); the script
+-- writes nothing else.
+-- KEYS[1] timeline ZSET   KEYS[2] (a home timeline when inactive users
+-- are not fed) the user HASH
 -- ARGV[1] key prefix: a user's key is <prefix>{<uid>}:<part>
 -- ARGV[2] offset   ARGV[3] count   ARGV[4] top-ups   ARGV[5] the
--- timeline's role (for a type error)
+-- timeline's role (for a type error)   ARGV[6] with KEYS[2]: how old (ms)
+-- a recorded read may be before this one is recorded
 -- returns {next offset, id, uid, login, message, posted, lat, lon, ...}
--- (a missing field is nil), or the check error of a key of another type
+-- (a missing field is nil), {-1} when the home timeline is being
+-- regenerated (the caller enqueues its regeneration), or the check error
+-- of a key of another type
 local tl, pre = KEYS[1], ARGV[1] .. '{'
 local nxt, count, tops = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+if KEYS[2] then
+  local regen = home_seen(KEYS[2], tl, tonumber(ARGV[6]))
+  if type(regen) == 'table' then return regen end
+  if regen then return {-1} end
+end
 local bad = check_types({tl, 'zset', ARGV[5]})
 if bad then return bad end
 local match, pcall = string.match, redis.pcall

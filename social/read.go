@@ -74,8 +74,15 @@ func (n *Network) page(ctx context.Context, uid, what, key, role string, offset,
 	if count < 1 || count > MaxPage || offset < 0 || offset > 1<<30 {
 		return nil, 0, fmt.Errorf("social: page %q: offset %d, count %d: want offset >= 0 and count between 1 and %d", uid, offset, count, MaxPage)
 	}
-	if n.single() && n.near == nil && (n.idle == 0 || key != n.homeKey(uid)) {
-		out, next, err := n.pageOne(ctx, key, role, offset, count)
+	seen := n.idle > 0 && key == n.homeKey(uid) // the read is recorded
+	if n.single() && n.near == nil {
+		out, next, regen, err := n.pageOne(ctx, uid, key, role, seen, offset, count)
+		if err == nil && regen {
+			if err = n.regenerate(ctx, uid); err == nil {
+				err = ErrRegenerating
+			}
+			return nil, offset, fmt.Errorf("social: page %q %s: %w", uid, what, err)
+		}
 		if err != nil {
 			return nil, 0, fmt.Errorf("social: page %q %s: %w", uid, what, err)
 		}
@@ -87,7 +94,7 @@ func (n *Network) page(ctx context.Context, uid, what, key, role string, offset,
 		want := count - len(out)
 		var ids []string
 		var err error
-		if try == 0 && n.idle > 0 && key == n.homeKey(uid) {
+		if try == 0 && seen {
 			var regen bool
 			if ids, regen, err = n.homeFirst(ctx, uid, next, want); err == nil && regen {
 				return nil, offset, fmt.Errorf("social: page %q %s: %w", uid, what, ErrRegenerating)
@@ -111,25 +118,37 @@ func (n *Network) page(ctx context.Context, uid, what, key, role string, offset,
 	return out, next, nil
 }
 
-// pageOne reads a page of the timeline key on one server with page.lua:
-// the IDs, the statuses and the top-ups in one round trip.
-func (n *Network) pageOne(ctx context.Context, key, role string, offset, count int) ([]Status, int, error) {
-	v, err := pageScript.Run(ctx, n.rdb, []string{key}, n.ks.Prefix(), offset, count, topUps, role)
+// pageOne reads a page of the timeline key of uid on one server with
+// page.lua: the IDs, the statuses and the top-ups in one round trip,
+// recording the read first if seen (a home timeline, inactive users on),
+// or reporting that the timeline is being regenerated.
+func (n *Network) pageOne(ctx context.Context, uid, key, role string, seen bool, offset, count int) ([]Status, int, bool, error) {
+	keys, args := []string{key}, []any{n.ks.Prefix(), offset, count, topUps, role}
+	if seen {
+		keys, args = append(keys, n.userKey(uid)), append(args, n.seenEvery())
+	}
+	v, err := pageScript.Run(ctx, n.rdb, keys, args...)
 	if err != nil {
-		return nil, 0, err
+		if seen { // it may have written
+			err = script.Unknown(err)
+		}
+		return nil, 0, false, err
 	}
 	arr, ok := v.([]any)
 	if !ok || len(arr) == 0 || (len(arr)-1)%7 != 0 {
-		return nil, 0, fmt.Errorf("script %s: unexpected reply %v", pageScript.Name(), v)
+		return nil, 0, false, fmt.Errorf("script %s: unexpected reply %v", pageScript.Name(), v)
 	}
 	next, _ := arr[0].(int64)
+	if next < 0 {
+		return nil, 0, true, nil
+	}
 	out := make([]Status, 0, (len(arr)-1)/7)
 	for i := 1; i < len(arr); i += 7 {
 		f := func(j int) string { s, _ := arr[i+j].(string); return s }
 		ms, _ := strconv.ParseInt(f(4), 10, 64)
 		out = append(out, Status{ID: f(0), UID: f(1), Login: f(2), Message: f(3), Posted: msToTime(ms), Location: parsePoint(f(5), f(6))})
 	}
-	return out, int(next), nil
+	return out, int(next), false, nil
 }
 
 // statuses reads the statuses ids, pipelined, skipping those that no
@@ -330,8 +349,7 @@ var ErrRegenerating = errors.New("social: home timeline is being regenerated")
 // it (re-)enqueues the regeneration and reports it. One round trip, plus
 // one to enqueue.
 func (n *Network) homeFirst(ctx context.Context, uid string, start, want int) ([]string, bool, error) {
-	every := min(n.idle/4, time.Minute).Milliseconds()
-	v, err := homeScript.Run(ctx, n.rdb, []string{n.userKey(uid), n.homeKey(uid)}, start, start+want-1, every)
+	v, err := homeScript.Run(ctx, n.rdb, []string{n.userKey(uid), n.homeKey(uid)}, start, start+want-1, n.seenEvery())
 	if err != nil {
 		return nil, false, script.Unknown(err)
 	}
@@ -340,9 +358,7 @@ func (n *Network) homeFirst(ctx context.Context, uid string, start, want int) ([
 		return nil, false, fmt.Errorf("script %s: unexpected reply %v", homeScript.Name(), v)
 	}
 	if arr[0] == int64(1) {
-		job := queue.Job{Queue: n.queue, Name: TaskRegenerate, Payload: regen{User: uid},
-			Options: []queue.EnqueueOption{queue.ID(TaskRegenerate + ":" + uid)}}
-		return nil, true, n.enqueue(ctx, job)
+		return nil, true, n.regenerate(ctx, uid)
 	}
 	ids := make([]string, 0, len(arr)-1)
 	for _, x := range arr[1:] {
@@ -350,4 +366,16 @@ func (n *Network) homeFirst(ctx context.Context, uid string, start, want int) ([
 		ids = append(ids, id)
 	}
 	return ids, false, nil
+}
+
+// seenEvery is how old (ms) a recorded read of a home timeline may be
+// before a read records itself again (home_seen).
+func (n *Network) seenEvery() int64 { return min(n.idle/4, time.Minute).Milliseconds() }
+
+// regenerate enqueues the regeneration of uid's home timeline (one task
+// per user at a time), in one round trip.
+func (n *Network) regenerate(ctx context.Context, uid string) error {
+	job := queue.Job{Queue: n.queue, Name: TaskRegenerate, Payload: regen{User: uid},
+		Options: []queue.EnqueueOption{queue.ID(TaskRegenerate + ":" + uid)}}
+	return n.enqueue(ctx, job)
 }

@@ -3,6 +3,7 @@ package social_test
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -17,6 +18,7 @@ func TestNetwork_roundTrips(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		n, g := newNet(t, b, b.Client, social.WithFanoutBatch(3))
+		idle, _ := newNet(t, b, b.Client, social.WithFanoutBatch(3), social.WithInactiveAfter(time.Hour))
 		nodes := int64(1)
 		if b.Kind == redistest.Cluster {
 			nodes = 3
@@ -39,6 +41,8 @@ func TestNetwork_roundTrips(t *testing.T) {
 			_, err = n.Refill(ctx, w)
 			require.NoError(t, err)
 			_, _, err = n.Page(ctx, w, social.Home, 0, 10)
+			require.NoError(t, err)
+			_, _, err = idle.Page(ctx, w, social.Home, 0, 10)
 			require.NoError(t, err)
 			require.NoError(t, n.CreateList(ctx, w, "l"))
 			_, err = n.AddToList(ctx, w, "l", author)
@@ -72,6 +76,7 @@ func TestNetwork_roundTrips(t *testing.T) {
 			require.True(t, ok)
 		})
 		check("Page", 1, 1+nodes, func() { require.Len(t, page(t, n, fs[1], social.Home, 10), 1) })
+		check("Page, inactive users on", 1, 1+nodes, func() { require.Len(t, page(t, idle, fs[1], social.Home, 10), 1) })
 		check("Followers", 1, 1, func() {
 			f, err := n.Followers(ctx, author, 0, 10)
 			require.NoError(t, err)

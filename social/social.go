@@ -124,6 +124,8 @@ var (
 	cleanLua string
 	//go:embed home.lua
 	homeLua string
+	//go:embed seen.lua
+	seenLua string
 	//go:embed active.lua
 	activeLua string
 	//go:embed profile.lua
@@ -160,8 +162,8 @@ var (
 	feedScript       = script.New("social feed", fanoutLua+feedLua)
 	boundsScript     = script.New("social bounds", ranksLua+boundsLua)
 	cleanScript      = script.New("social clean", cleanLua)
-	homeScript       = script.New("social home", homeLua)
-	pageScript       = script.New("social page", pageLua)
+	homeScript       = script.New("social home", seenLua+homeLua)
+	pageScript       = script.New("social page", seenLua+pageLua)
 	activeScript     = script.New("social active", activeLua)
 	profileScript    = script.New("social profile", profileLua)
 	copyScript       = script.New("social copy", copyLua)
