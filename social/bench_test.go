@@ -124,10 +124,11 @@ func BenchmarkPost(b *testing.B) {
 }
 
 // BenchmarkPage reads a page of 30 statuses of a home timeline: this
-// package's Page (ZREVRANGE, then the hashes pipelined), next to the
-// book's get_status_messages (ZREVRANGE, then the hashes in a MULTI/EXEC
-// pipeline), and Page with a warm status cache (WithStatusCache: the
-// ZREVRANGE only).
+// package's Page (one script on one server: the IDs and the hashes), next
+// to the book's get_status_messages (ZREVRANGE, then the hashes in a
+// MULTI/EXEC pipeline), Page with a warm status cache (WithStatusCache:
+// the ZREVRANGE only), and the limit: a ZREVRANGE of the 30 IDs alone,
+// one round trip that reads no status.
 func BenchmarkPage(b *testing.B) {
 	be := redistest.New(b, redistest.Standalone)
 	ctx := b.Context()
@@ -174,6 +175,14 @@ func BenchmarkPage(b *testing.B) {
 		for b.Loop() {
 			if st, _, err := cn.Page(ctx, "reader", social.Home, 0, 30); err != nil || len(st) != 30 {
 				b.Fatal(len(st), err)
+			}
+		}
+	})
+	b.Run("limit-ZREVRANGE", func(b *testing.B) {
+		home := key(be, "reader", "home")
+		for b.Loop() {
+			if ids, err := be.Client.ZRevRange(ctx, home, 0, 29).Result(); err != nil || len(ids) != 30 {
+				b.Fatal(len(ids), err)
 			}
 		}
 	})

@@ -134,6 +134,12 @@ func TestStatusCache_roundTrips(t *testing.T) {
 			assert.ElementsMatch(t, want, got)
 		})
 		assert.Equal(t, int64(1), rt, "warm list page (statuses cached by the home page)")
+		rt, _ = b.Count.Delta(func() {
+			got, err := n.Status(ctx, want[0].ID)
+			require.NoError(t, err)
+			assert.Equal(t, want[0], got)
+		})
+		assert.Zero(t, rt, "a cached status")
 		// A page partly cached reads only the missing statuses.
 		warm := mustPost(t, n, "a0", "warm") // (loads delete's and the queue's scripts)
 		require.NoError(t, n.Delete(ctx, "a0", warm.ID))

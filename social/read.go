@@ -309,6 +309,45 @@ func decodeStatus(id, p string) (Status, bool) {
 	return st, true
 }
 
+// Status returns status id in one round trip (none with [WithStatusCache]
+// when it is cached), or [ErrNoStatus] if it does not exist (or was
+// deleted).
+func (n *Network) Status(ctx context.Context, id string) (Status, error) {
+	if _, _, err := checkStatusID(id); err != nil {
+		return Status{}, fmt.Errorf("social: status: %w", err)
+	}
+	got, err := n.statuses(ctx, []string{id})
+	if err != nil {
+		return Status{}, fmt.Errorf("social: status %q: %w", id, err)
+	}
+	if len(got) == 0 {
+		return Status{}, fmt.Errorf("social: status %q: %w", id, ErrNoStatus)
+	}
+	return got[0], nil
+}
+
+// Follows reports whether user uid follows user other, in one round trip.
+// It reads uid's side (its following), which a Follow writes first and an
+// Unfollow last (see "Follows between two slots" in the package doc). An
+// unknown user follows nobody; nobody follows itself.
+func (n *Network) Follows(ctx context.Context, uid, other string) (bool, error) {
+	uid, err := checkUID("user", uid)
+	if err == nil {
+		other, err = checkUID("other user", other)
+	}
+	if err != nil {
+		return false, fmt.Errorf("social: follows: %w", err)
+	}
+	err = n.rdb.ZScore(ctx, n.followingKey(uid), other).Err()
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, redis.Nil):
+		return false, nil
+	}
+	return false, fmt.Errorf("social: follows %q %q: %w", uid, other, script.WrongType(ctx, n.rdb, err, n.followingKey(uid), "social following", "zset"))
+}
+
 // Followers returns up to count (1 to [MaxPage]) followers of user uid
 // from position offset, in the order they followed, in one round trip.
 func (n *Network) Followers(ctx context.Context, uid string, offset, count int) ([]string, error) {

@@ -69,3 +69,50 @@ func TestNetwork_pageTopUps(t *testing.T) {
 		check(0, 10, []string{raw[3], raw[5], raw[6], raw[7], raw[8], raw[9], raw[10], raw[11]}, 16)
 	})
 }
+
+// Status reads one status; Follows reads the follower's side of a follow.
+func TestNetwork_statusAndFollows(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		n, _ := newNet(t, b, b.Client)
+		alice, bob := mustUser(t, n, "alice"), mustUser(t, n, "Bob")
+		st, err := n.Post(ctx, bob, "hello", social.At(1.5, -2.25))
+		require.NoError(t, err)
+		got, err := n.Status(ctx, st.ID)
+		require.NoError(t, err)
+		assert.Equal(t, st, got)
+		assert.Equal(t, "Bob", got.Login)
+		require.NoError(t, n.Delete(ctx, bob, st.ID))
+		for _, gone := range []string{st.ID, "bob:99", "nobody:1"} {
+			_, err = n.Status(ctx, gone)
+			assert.ErrorIs(t, err, social.ErrNoStatus, gone)
+		}
+		for _, bad := range []string{"", "bob", "bob:", "bob:0", "bob:01", "Bob:1", "bob:x", "a b:1"} {
+			_, err = n.Status(ctx, bad)
+			require.Error(t, err, "%q", bad)
+			assert.NotErrorIs(t, err, social.ErrNoStatus, "%q", bad)
+		}
+
+		follows := func(uid, other string) bool {
+			t.Helper()
+			ok, err := n.Follows(ctx, uid, other)
+			require.NoError(t, err)
+			return ok
+		}
+		for _, p := range [][2]string{{alice, bob}, {bob, alice}, {alice, alice}, {alice, "nobody"}, {"nobody", alice}} {
+			assert.False(t, follows(p[0], p[1]), "%s follows %s", p[0], p[1])
+		}
+		mustFollow(t, n, alice, bob)
+		assert.True(t, follows(alice, bob))
+		assert.True(t, follows("ALICE", "BOB"), "IDs in any case")
+		assert.False(t, follows(bob, alice))
+		ok, err := n.Unfollow(ctx, alice, bob)
+		require.NoError(t, err)
+		require.True(t, ok)
+		assert.False(t, follows(alice, bob))
+		for _, p := range [][2]string{{"", bob}, {alice, ""}, {"a b", bob}, {alice, "é"}} {
+			_, err := n.Follows(ctx, p[0], p[1])
+			assert.Error(t, err, "%q follows %q", p[0], p[1])
+		}
+	})
+}

@@ -77,6 +77,15 @@ func TestNetwork_roundTrips(t *testing.T) {
 		})
 		check("Page", 1, 1+nodes, func() { require.Len(t, page(t, n, fs[1], social.Home, 10), 1) })
 		check("Page, inactive users on", 1, 1+nodes, func() { require.Len(t, page(t, idle, fs[1], social.Home, 10), 1) })
+		check("Status", 1, 1, func() {
+			_, err := n.Status(ctx, st.ID)
+			require.ErrorIs(t, err, social.ErrNoStatus)
+		})
+		check("Follows", 1, 1, func() {
+			ok, err := n.Follows(ctx, fs[1], author)
+			require.NoError(t, err)
+			require.True(t, ok)
+		})
 		check("Followers", 1, 1, func() {
 			f, err := n.Followers(ctx, author, 0, 10)
 			require.NoError(t, err)

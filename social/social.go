@@ -36,6 +36,7 @@ type Client interface {
 	HGetAll(ctx context.Context, key string) *redis.MapStringStringCmd
 	ZRange(ctx context.Context, key string, start, stop int64) *redis.StringSliceCmd
 	ZRevRange(ctx context.Context, key string, start, stop int64) *redis.StringSliceCmd
+	ZScore(ctx context.Context, key, member string) *redis.FloatCmd
 	Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
 
 	// The stream of statuses (Subscribe): SPUBLISH on a Cluster (whose

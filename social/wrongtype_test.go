@@ -95,6 +95,10 @@ func TestNetwork_wrongTypes(t *testing.T) {
 				kr("bob", "status:1", "hash", "social status"))
 			b.CheckWrongTypes(t, setup, func() error { _, _, err := n.Page(ctx, "bob", social.Profile, 0, 10); return err },
 				kr("bob", "profile", "zset", "social profile timeline"))
+			b.CheckWrongTypes(t, setup, func() error { _, err := n.Status(ctx, "bob:1"); return err },
+				kr("bob", "status:1", "hash", "social status"))
+			b.CheckWrongTypes(t, setup, func() error { _, err := n.Follows(ctx, "alice", "bob"); return err },
+				kr("alice", "following", "zset", "social following"))
 			b.CheckWrongTypes(t, setup, func() error { _, err := n.Followers(ctx, "bob", 0, 10); return err },
 				kr("bob", "followers", "zset", "social followers"))
 			b.CheckWrongTypes(t, setup, func() error { _, err := n.Following(ctx, "alice", 0, 10); return err },
