@@ -63,6 +63,8 @@ func TestBadInput(t *testing.T) {
 				return err
 			}},
 			{"join unknown chat", chat.ErrNoChat, func() error { return cs.Join(ctx, "nope", "a") }},
+			{"members empty chat", chat.ErrEmpty, func() error { _, err := cs.Members(ctx, ""); return err }},
+			{"members brace", chat.ErrInvalid, func() error { _, err := cs.Members(ctx, "d}"); return err }},
 			{"join empty user", chat.ErrEmpty, func() error { return cs.Join(ctx, "c", "") }},
 			{"leave empty chat", chat.ErrEmpty, func() error { return cs.Leave(ctx, "", "a") }},
 			{"history unknown chat", chat.ErrNoChat, func() error { _, err := cs.History(ctx, "nope", 0, 10); return err }},

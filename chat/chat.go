@@ -98,6 +98,8 @@ type Client interface {
 	SAdd(ctx context.Context, key string, members ...any) *redis.IntCmd
 	SRem(ctx context.Context, key string, members ...any) *redis.IntCmd
 	HMGet(ctx context.Context, key string, fields ...string) *redis.SliceCmd
+	// ZRangeWithScores serves [Chats.Members].
+	ZRangeWithScores(ctx context.Context, key string, start, stop int64) *redis.ZSliceCmd
 	Do(ctx context.Context, args ...any) *redis.Cmd // TYPE, to name a key of another type
 	// Subscribe serves [Chats.Wait].
 	Subscribe(ctx context.Context, channels ...string) *redis.PubSub

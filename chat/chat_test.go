@@ -49,6 +49,17 @@ func TestChat_book(t *testing.T) {
 		unread, err = cs.Unread(ctx, "jeff")
 		require.NoError(t, err)
 		assert.Equal(t, map[string]int64{"c1": 0}, unread)
+		members := func() map[string]int64 {
+			t.Helper()
+			m, err := cs.Members(ctx, "c1")
+			require.NoError(t, err)
+			return m
+		}
+		m := members()
+		assert.Len(t, m, 3)
+		assert.Contains(t, m, "joe")
+		assert.Equal(t, int64(4), m["jeff"], "read receipts")
+		assert.Equal(t, int64(4), m["jenny"])
 
 		// joe has not fetched: nothing is trimmed yet.
 		h, err := cs.History(ctx, "c1", 0, 100)
@@ -66,9 +77,11 @@ func TestChat_book(t *testing.T) {
 		require.NoError(t, cs.Join(ctx, "c1", "jack"), "joining again changes nothing")
 		_, err = cs.Send(ctx, "c1", "jack", "hello")
 		require.NoError(t, err)
+		assert.Equal(t, map[string]int64{"joe": 4, "jeff": 4, "jenny": 4, "jack": 4}, members(), "a joiner has seen what came before")
 		ms, err = cs.Fetch(ctx, "jack")
 		require.NoError(t, err)
 		assert.Equal(t, []string{"jack: hello"}, texts(t, ms))
+		assert.Equal(t, int64(5), members()["jack"])
 		got, err := cs.Chats(ctx, "jack")
 		require.NoError(t, err)
 		assert.Equal(t, []string{"c1"}, got)
@@ -85,6 +98,7 @@ func TestChat_book(t *testing.T) {
 			require.NoError(t, cs.Leave(ctx, "c1", u))
 		}
 		assert.Empty(t, state(b), "the chat is deleted with its last member")
+		assert.Empty(t, members())
 		_, err = cs.Send(ctx, "c1", "joe", "anyone?")
 		assert.ErrorIs(t, err, chat.ErrNoChat)
 	})

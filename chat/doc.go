@@ -18,9 +18,11 @@
 // chat is deleted with its last member. Messages every member has seen
 // are deleted (trimmed) by Fetch and Leave, as the book does.
 // [Chats.Unread] counts unseen messages per chat, [Chats.History] pages a
-// chat's messages by id, [Chats.Wait] blocks until a user has something
-// to fetch. [Chats.SendFile] distributes a file of any size to the other
-// members and [Chats.OpenFile] reads it as a stream (book 6.6). A [Message] carries its chat, id, sender, the server's time
+// chat's messages by id, [Chats.Members] lists a chat's members with the
+// last message each has seen (read receipts), [Chats.Wait] blocks until a
+// user has something to fetch. [Chats.SendFile] distributes a file of any
+// size to the other members and [Chats.OpenFile] reads it as a stream
+// (book 6.6). A [Message] carries its chat, id, sender, the server's time
 // and a payload encoded by a [Codec] ([JSON] by default, [Raw] for bytes).
 //
 // # Guarantees
@@ -75,15 +77,15 @@
 //
 // # Round trips
 //
-// Send 1 (one script); History 1; Create, Join and Leave 2 (a script in
-// the chat's slot, then the members' lists in their own slots); Fetch and
-// Unread 2 whatever the number of chats: SMEMBERS of the user's list, then
-// one pipeline of one script per chat, which go-redis sends as one round
-// trip per node on a Cluster (so at most 2 on any node); 1 for a user in
-// no chat. The first run of fetch.lua or unread.lua on a server costs one
-// more pipeline (EVALSHA answered NOSCRIPT, then EVAL). SendFile: 2 to
-// start, then 1 per chunk of [ChunkSize] and 1 per wait; a file read: 1
-// to open, 1 per chunk and 1 per wait.
+// Send 1 (one script); History 1; Members 1; Create, Join and Leave 2 (a
+// script in the chat's slot, then the members' lists in their own slots);
+// Fetch and Unread 2 whatever the number of chats: SMEMBERS of the user's
+// list, then one pipeline of one script per chat, which go-redis sends as
+// one round trip per node on a Cluster (so at most 2 on any node); 1 for a
+// user in no chat. The first run of fetch.lua or unread.lua on a server
+// costs one more pipeline (EVALSHA answered NOSCRIPT, then EVAL).
+// SendFile: 2 to start, then 1 per chunk of [ChunkSize] and 1 per wait; a
+// file read: 1 to open, 1 per chunk and 1 per wait.
 //
 // # Key schema
 //

@@ -272,6 +272,27 @@ func (c *Chats) Chats(ctx context.Context, user string) ([]string, error) {
 	return ids, nil
 }
 
+// Members returns the members of chat, each with the id of the last
+// message it has seen (read receipts: the last it fetched, or the last
+// sent before it joined; 0 for none), in one round trip. An unknown chat
+// has none.
+func (c *Chats) Members(ctx context.Context, chat string) (map[string]int64, error) {
+	if err := checkID("chat", chat); err != nil {
+		return nil, fmt.Errorf("chat: members: %w", err)
+	}
+	key := c.membersKey(chat)
+	zs, err := c.rdb.ZRangeWithScores(ctx, key, 0, -1).Result()
+	if err != nil {
+		return nil, fmt.Errorf("chat: members of %q: %w", chat, script.WrongType(ctx, c.rdb, err, key, "chat members", "zset"))
+	}
+	out := make(map[string]int64, len(zs))
+	for _, z := range zs {
+		m, _ := z.Member.(string)
+		out[m] = int64(z.Score)
+	}
+	return out, nil
+}
+
 func (c *Chats) userChats(ctx context.Context, user string) ([]string, error) {
 	key := c.chatsKey(user)
 	ids, err := c.rdb.SMembers(ctx, key).Result()

@@ -55,6 +55,7 @@ func TestRoundTrips(t *testing.T) {
 			{"Send", 1, func() error { _, err := cs.Send(ctx, "c", "a", "hello"); return err }},
 			{"Join", 2, func() error { return cs.Join(ctx, "warm-1", "a") }},
 			{"History", 1, func() error { _, err := cs.History(ctx, "c", 0, 10); return err }},
+			{"Members", 1, func() error { _, err := cs.Members(ctx, "c"); return err }},
 			{"Unread of 41 chats", pipe, func() error { _, err := cs.Unread(ctx, "u"); return err }},
 			{"Fetch of 41 chats", pipe, func() error { _, err := cs.Fetch(ctx, "u"); return err }},
 			{"Fetch of 2 chats", pipe, func() error { _, err := cs.Fetch(ctx, "a"); return err }},

@@ -40,6 +40,7 @@ func TestWrongTypes(t *testing.T) {
 			{"Fetch", func() error { _, err := cs.Fetch(ctx, "a"); return err }, []redistest.KeyRole{members, msgs, chats}},
 			{"Unread", func() error { _, err := cs.Unread(ctx, "a"); return err }, []redistest.KeyRole{members, msgs, chats}},
 			{"Chats", func() error { _, err := cs.Chats(ctx, "a"); return err }, []redistest.KeyRole{chats}},
+			{"Members", func() error { _, err := cs.Members(ctx, "c"); return err }, []redistest.KeyRole{members}},
 		} {
 			t.Run(c.name, func(t *testing.T) { b.CheckWrongTypes(t, setup, c.call, c.keys...) })
 		}
