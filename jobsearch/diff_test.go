@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -116,5 +117,105 @@ func TestFind_differential(t *testing.T) {
 		}
 		t.Logf("%d jobs, %d candidates, %d matches", len(m), nCands, found)
 		assert.Positive(t, found)
+	})
+}
+
+// TestIsQualified_differential checks, on random boards (indexed, partly
+// re-indexed and removed) and random candidates, that IsQualified(id) is
+// true exactly when Find returns id, for every job of the board and for
+// the removed ones (ErrNoJob); that Job returns each job's requirements;
+// and that Jobs pages through every job once, by skill count then ID.
+func TestIsQualified_differential(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		const nJobs, nCands, universe = 150, 25, 10
+		r := rand.New(rand.NewPCG(7, 21))
+		j := newBoard(t, b)
+		m := model{}
+		var batch []jobsearch.Job
+		for i := range nJobs {
+			job := jobsearch.Job{ID: fmt.Sprintf("job-%03d", i), Requires: randSkills(r, 1+r.IntN(4), universe, 4)}
+			m[job.ID] = job
+			batch = append(batch, job)
+		}
+		_, _, err := j.Index(ctx, batch...)
+		require.NoError(t, err)
+		batch = batch[:0]
+		for i := 0; i < nJobs; i += 7 {
+			job := jobsearch.Job{ID: fmt.Sprintf("job-%03d", i), Requires: randSkills(r, 1+r.IntN(4), universe, 4)}
+			m[job.ID] = job
+			batch = append(batch, job)
+		}
+		_, _, err = j.Index(ctx, batch...)
+		require.NoError(t, err)
+		var gone []string
+		for i := 3; i < nJobs; i += 11 {
+			id := fmt.Sprintf("job-%03d", i)
+			delete(m, id)
+			gone = append(gone, id)
+		}
+		_, err = j.Remove(ctx, gone...)
+		require.NoError(t, err)
+
+		// Job and Jobs against the model.
+		type ranked struct {
+			n  int
+			id string
+		}
+		var order []ranked
+		for id, job := range m {
+			got, err := j.Job(ctx, id)
+			require.NoError(t, err)
+			want := jobsearch.Job{ID: id, Requires: slices.SortedFunc(slices.Values(job.Requires),
+				func(a, b jobsearch.Skill) int { return strings.Compare(a.Name, b.Name) })}
+			require.Equal(t, want, got)
+			order = append(order, ranked{len(job.Requires), id})
+		}
+		slices.SortFunc(order, func(a, b ranked) int {
+			if a.n != b.n {
+				return a.n - b.n
+			}
+			return strings.Compare(a.id, b.id)
+		})
+		var wantIDs, gotIDs []string
+		for _, o := range order {
+			wantIDs = append(wantIDs, o.id)
+		}
+		for off := 0; ; off += 16 {
+			page, err := j.Jobs(ctx, off, 16)
+			require.NoError(t, err)
+			if len(page) == 0 {
+				break
+			}
+			gotIDs = append(gotIDs, page...)
+		}
+		require.Equal(t, wantIDs, gotIDs)
+
+		yes, no := 0, 0
+		for c := range nCands {
+			cand := randSkills(r, 1+r.IntN(universe), universe, 6)
+			found, err := j.Find(ctx, cand...)
+			require.NoError(t, err)
+			require.Equal(t, m.find(cand), found, "candidate %d: %v", c, cand)
+			for id := range m {
+				ok, err := j.IsQualified(ctx, id, cand...)
+				require.NoError(t, err)
+				if !assert.Equal(t, slices.Contains(found, id), ok, "candidate %d %v, job %s %v", c, cand, id, m[id].Requires) {
+					return
+				}
+				if ok {
+					yes++
+				} else {
+					no++
+				}
+			}
+			for _, id := range gone {
+				_, err := j.IsQualified(ctx, id, cand...)
+				require.ErrorIs(t, err, jobsearch.ErrNoJob, id)
+			}
+		}
+		t.Logf("%d jobs, %d candidates: %d qualified, %d not", len(m), nCands, yes, no)
+		assert.Positive(t, yes)
+		assert.Positive(t, no)
 	})
 }

@@ -10,6 +10,9 @@
 //	ids, err := board.Find(ctx, jobsearch.Skill{Name: "go", Level: 2, Years: 5},
 //		jobsearch.Skill{Name: "redis", Level: 1}, jobsearch.Skill{Name: "lua"})
 //	// ids == ["backend"]
+//	ok, err := board.IsQualified(ctx, "backend", jobsearch.Skill{Name: "go", Level: 2, Years: 3},
+//		jobsearch.Skill{Name: "redis"})
+//	// ok == true
 //
 // A job requires a set of skills, each at a minimum level (0 to
 // [MaxLevel]; the book's 0 beginner, 1 intermediate, 2 expert) and a
@@ -18,6 +21,13 @@
 // job whose every required skill the candidate has, at the required level
 // or higher and with the required years or more. Without levels and years
 // (all zero) it is the book's find_jobs.
+//
+// [Board.IsQualified] answers the same question for one job (the book's
+// is_qualified): it agrees with Find exactly, and returns [ErrNoJob] for
+// a job that is not indexed (the book would answer true). [Board.Job]
+// returns one job's stored requirements, [Board.Jobs] pages through the
+// job IDs (by number of required skills, then by ID), and [Board.Len]
+// counts them.
 //
 // # How it finds
 //
@@ -56,7 +66,7 @@
 // and a re-send is answered from it, so the counts they return are true.
 // When every re-send failed, the error wraps ria.ErrOutcomeUnknown: the
 // batch was applied entirely or not at all (Find or [Board.Len] tell
-// which). Find only reads.
+// which). Find, IsQualified, Job, Jobs and Len only read.
 //
 // # Wrong types
 //
@@ -65,21 +75,25 @@
 // candidate's postings) before its first write: a key someone else wrote
 // with another type is a *ria.KeyError (ria.ErrWrongType) naming the key
 // and its role ("jobsearch jobs", "jobsearch job", "jobsearch skill"), and
-// nothing is changed. A job HASH field that is not a requirement code is
-// a *ria.KeyError matching ria.ErrCorrupt.
+// nothing is changed. The reads do the same: Find checks the candidate's
+// postings, IsQualified and Job the job's HASH, Jobs the jobs ZSET. A job
+// HASH field that is not a requirement code (Index, Job, IsQualified) is
+// a *ria.KeyError matching ria.ErrCorrupt. Len (a plain ZCARD) names a
+// jobs key of another type the same way.
 //
 // # Bad input
 //
 // An empty, long or invalid-UTF-8 job ID or skill name, an empty skill
-// set, a skill named twice, a level or years out of range, or a batch
-// over a limit is an error matching [ErrInvalid], found before anything
-// reaches Redis: nothing is written.
+// set, a skill named twice, a level or years out of range, a batch over a
+// limit, or a Jobs offset or count out of range is an error matching
+// [ErrInvalid], found before anything reaches Redis: nothing is sent.
 //
 // # Round trips
 //
 // Index (a batch up to [MaxBatch]) 1, Remove (up to [MaxBatch]) 1, Find
-// 1, Len 1; the first run of a script on a server adds one for EVAL after
-// NOSCRIPT.
+// 1, IsQualified 1 (one read-only script returns the job's HASH; the match
+// is done in Go), Job 1, Jobs (a page up to [MaxPage]) 1, Len 1; the first
+// run of a script on a server adds one for EVAL after NOSCRIPT.
 //
 // # Key schema
 //
@@ -106,7 +120,8 @@
 // Job IDs and skill names up to [MaxNameBytes], compared byte for byte
 // (normalise case before if needed); up to [MaxJobSkills] skills per job
 // and [MaxCandidateSkills] per candidate; levels 0 to [MaxLevel], years 0
-// to [MaxYears]. Find reads the whole postings of the candidate's skills
+// to [MaxYears]; pages of Jobs up to [MaxPage] IDs from an offset up to
+// 2^30. Find reads the whole postings of the candidate's skills
 // (up to the candidate's level) and returns every matching job, sorted by
 // ID: a candidate whose skills are shared by most of a million jobs makes
 // a long script. The benchmark in bench_test.go compares it with the

@@ -2,6 +2,7 @@ package jobsearch_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/alicebob/miniredis/v2"
@@ -70,4 +71,29 @@ func ExampleBoard_Find_levelsAndYears() {
 	// Output:
 	// [junior]
 	// [junior senior]
+}
+
+func ExampleBoard_IsQualified() {
+	srv, _ := miniredis.Run()
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	board, _ := jobsearch.New(rdb, "jobs")
+	// The book's is_qualified test: a job requiring q1, q2 and q3.
+	_, _, err := board.Index(ctx, jobsearch.Job{ID: "test", Requires: []jobsearch.Skill{{Name: "q1"}, {Name: "q2"}, {Name: "q3"}}})
+	if err != nil {
+		panic(err)
+	}
+	ok, _ := board.IsQualified(ctx, "test", jobsearch.Skill{Name: "q1"}, jobsearch.Skill{Name: "q3"}, jobsearch.Skill{Name: "q2"})
+	fmt.Println(ok)
+	ok, _ = board.IsQualified(ctx, "test", jobsearch.Skill{Name: "q1"}, jobsearch.Skill{Name: "q2"})
+	fmt.Println(ok)
+	_, err = board.IsQualified(ctx, "other", jobsearch.Skill{Name: "q1"})
+	fmt.Println(errors.Is(err, jobsearch.ErrNoJob))
+	// Output:
+	// true
+	// false
+	// true
 }

@@ -46,6 +46,8 @@ const (
 	// MaxBatch bounds the jobs of one [Board.Index] and the IDs of one
 	// [Board.Remove].
 	MaxBatch = 1000
+	// MaxPage bounds the count of one [Board.Jobs].
+	MaxPage = 10000
 )
 
 var (
@@ -53,6 +55,9 @@ var (
 	// ID or skill name, an empty skill set, a skill given twice, a level
 	// or years out of range, a batch over [MaxBatch].
 	ErrInvalid = errors.New("jobsearch: invalid argument")
+	// ErrNoJob means a job ID that is not indexed ([Board.Job],
+	// [Board.IsQualified]).
+	ErrNoJob = errors.New("jobsearch: no such job")
 )
 
 // Client is the subset of go-redis this package uses. *redis.Client,
@@ -69,6 +74,7 @@ type Client interface {
 
 	// ZCard counts the jobs ([Board.Len]).
 	ZCard(ctx context.Context, key string) *redis.IntCmd
+	Do(ctx context.Context, args ...any) *redis.Cmd // TYPE, to name a key of another type
 }
 
 var (
@@ -298,7 +304,7 @@ func (b *Board) Find(ctx context.Context, skills ...Skill) ([]string, error) {
 func (b *Board) Len(ctx context.Context) (int64, error) {
 	n, err := b.rdb.ZCard(ctx, b.k.jobs).Result()
 	if err != nil {
-		return 0, fmt.Errorf("jobsearch: len: %w", err)
+		return 0, fmt.Errorf("jobsearch: len: %w", script.WrongType(ctx, b.rdb, err, b.k.jobs, "jobsearch jobs", "zset"))
 	}
 	return n, nil
 }

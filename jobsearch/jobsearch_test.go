@@ -243,6 +243,10 @@ func TestRoundTrips(t *testing.T) {
 		require.NoError(t, err)
 		_, err = j.Remove(ctx, "none")
 		require.NoError(t, err)
+		_, err = j.Job(ctx, "a")
+		require.NoError(t, err)
+		_, err = j.Jobs(ctx, 0, 10)
+		require.NoError(t, err)
 		for _, op := range []struct {
 			name string
 			fn   func()
@@ -256,6 +260,25 @@ func TestRoundTrips(t *testing.T) {
 				got, err := j.Find(ctx, jobsearch.Skill{Name: "go", Level: 2, Years: 5}, jobsearch.Skill{Name: "lua"})
 				require.NoError(t, err)
 				require.Equal(t, []string{"a", "b", "c"}, got)
+			}},
+			{"is qualified", func() {
+				ok, err := j.IsQualified(ctx, "c", jobsearch.Skill{Name: "go", Level: 2, Years: 5}, jobsearch.Skill{Name: "lua"})
+				require.NoError(t, err)
+				require.True(t, ok)
+			}},
+			{"is qualified, unknown job", func() {
+				_, err := j.IsQualified(ctx, "none", skills("go")...)
+				require.ErrorIs(t, err, jobsearch.ErrNoJob)
+			}},
+			{"job", func() {
+				got, err := j.Job(ctx, "b")
+				require.NoError(t, err)
+				require.Equal(t, jobsearch.Job{ID: "b", Requires: skills("go", "lua")}, got)
+			}},
+			{"jobs", func() {
+				got, err := j.Jobs(ctx, 0, 10)
+				require.NoError(t, err)
+				require.Equal(t, []string{"a", "c", "b"}, got)
 			}},
 			{"remove", func() { _, err := j.Remove(ctx, "a", "b", "c"); require.NoError(t, err) }},
 		} {
