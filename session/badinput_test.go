@@ -57,6 +57,8 @@ func TestStore_badInput(t *testing.T) {
 			{"AddToCart empty item", func() error { return s.AddToCart(ctx, "tok", "", 1) }, "empty item"},
 			{"AddToCart negative count", func() error { return s.AddToCart(ctx, "tok", "i", -1) }, `item "i" count -1: must not be negative`},
 			{"Cart empty token", func() error { _, err := s.Cart(ctx, ""); return err }, "cart: empty token"},
+			{"ClearCart empty token", func() error { return s.ClearCart(ctx, "") }, "clear cart: empty token"},
+			{"Logout empty token", func() error { _, err := s.Logout(ctx, ""); return err }, "logout: empty token"},
 			{"ScheduleRowCache empty row", func() error { return s.ScheduleRowCache(ctx, "", time.Second) }, "empty row ID"},
 			{"ScheduleRowCache sub-ms delay", func() error { return s.ScheduleRowCache(ctx, "r", time.Microsecond) }, "delay 1µs: must be at least 1ms"},
 			{"Row empty row", func() error { _, _, err := s.Row(ctx, ""); return err }, "row: empty row ID"},

@@ -14,6 +14,8 @@
 --         (the book's clean_sessions), '0': delete them
 -- returns {deleted, more}: more is 1 when sessions beyond the limit remain
 -- Every key is checked, the candidates' included, before the first write.
+-- Each candidate is checked and deleted by the functions of endsession.lua
+-- (prepended), which logout.lua shares.
 local recent, login = KEYS[1], KEYS[2]
 local bad = check_types({recent, 'zset', 'session recent', login, 'hash', 'session logins'})
 if bad then return bad end
@@ -21,20 +23,16 @@ local excess = redis.call('ZCARD', recent) - tonumber(ARGV[1])
 if excess <= 0 then return {0, 0} end
 local n = math.min(excess, tonumber(ARGV[2]))
 local tokens = redis.call('ZRANGE', recent, 0, n - 1)
+local keep = ARGV[3] == '1'
 local spec = {}
 for _, token in ipairs(tokens) do
-  spec[#spec + 1] = KEYS[3] .. token; spec[#spec + 1] = 'zset'; spec[#spec + 1] = 'session viewed items'
-  if ARGV[3] ~= '1' then
-    spec[#spec + 1] = KEYS[4] .. token; spec[#spec + 1] = 'hash'; spec[#spec + 1] = 'session cart'
-  end
+  session_spec(spec, KEYS[3] .. token, KEYS[4] .. token, keep)
 end
 bad = check_types(spec)
 if bad then return bad end
 
 for _, token in ipairs(tokens) do
-  redis.call('DEL', KEYS[3] .. token)
-  if ARGV[3] ~= '1' then redis.call('DEL', KEYS[4] .. token) end
-  redis.call('HDEL', login, token)
+  end_session(login, KEYS[3] .. token, KEYS[4] .. token, token, keep)
 end
 redis.call('ZREMRANGEBYRANK', recent, 0, #tokens - 1)
 local more = 0

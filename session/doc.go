@@ -12,6 +12,10 @@
 //	err = st.AddToCart(ctx, token, "item-7", 2)    // 0 takes it out
 //	page, err := st.CacheRequest(ctx, r.URL.RequestURI(), render)
 //
+//	// On checkout, and on logout:
+//	err = st.ClearCart(ctx, token)
+//	existed, err := st.Logout(ctx, token) // false: it had ended already
+//
 //	// In the background, each loop owned by its caller:
 //	cl, _ := st.Cleaner(10_000_000) // keep at most 10M sessions
 //	go cl.Run(ctx)
@@ -37,6 +41,11 @@
 //     session that was seen again meanwhile). [Store.AddToCart] also marks
 //     the session as seen, so a cart never outlives the cleaner's tracking.
 //     [WithKeepCarts] keeps the carts instead (the book's clean_sessions).
+//   - [Store.Logout] ends one session (the book has no logout): one atomic
+//     script deletes what the cleaner deletes of a session, its cart
+//     always included, and answers whether the session existed.
+//     [Store.ClearCart] empties a cart (a checkout) and leaves the session
+//     logged in.
 //   - [Store.CanCache] and [Store.CacheRequest] cache the pages of items
 //     among the most viewed ([DefaultCacheTop]: 10,000) for
 //     [DefaultPageTTL] (300 s). A request is an item page when its query
@@ -74,7 +83,9 @@
 // state-changing call answers truly all the same:
 //
 //   - Answered from a record: [Store.UpdateToken] with an item (a view
-//     counts once), [Store.ScheduleRowCache] (a re-send does not make the
+//     counts once), [Store.Logout] (a session that existed is not
+//     reported gone by the re-send that finds it deleted),
+//     [Store.ScheduleRowCache] (a re-send does not make the
 //     row due again after a RowCacher cached it), a [Cleaner]'s batch (the
 //     count deleted is exact), a [RowCacher]'s store and drop of a row (the
 //     count is exact) and [Rescaler.Rescale] (the ranking is halved once)
@@ -87,18 +98,20 @@
 //     written) with MaxRetries -1. UpdateToken with an item runs on every
 //     viewing request: each keeps a record of about 120 bytes for the
 //     window (measured on Redis 7.0 with the default prefix), so 1,000
-//     such requests/s keep some 6 MB with the defaults; give the web
-//     servers a client with fewer retries or shorter timeouts to shrink
-//     it.
+//     such requests/s keep some 6 MB with the defaults (a Logout keeps
+//     one too); give the web servers a client with fewer retries or
+//     shorter timeouts to shrink it.
 //   - Naturally idempotent: [Store.UpdateToken] without an item (a
 //     re-send maps the token again and marks the session seen a moment
-//     later), [Store.AddToCart] (it sets a count, it does not add to it)
-//     and the page store of [Store.CacheRequest] (SET with the TTL).
+//     later), [Store.AddToCart] (it sets a count, it does not add to it),
+//     [Store.ClearCart] (a re-send finds the cart empty) and the page store
+//     of [Store.CacheRequest] (SET with the TTL).
 //
 // When every attempt lost its reply, the call returns an error wrapping
 // ria.ErrOutcomeUnknown: it may or may not have taken effect. Calling
 // again is harmless for every call but Rescale (which may then halve
-// twice) and UpdateToken with an item (which may count the view twice).
+// twice) and UpdateToken with an item (which may count the view twice);
+// Logout called again ends the session all the same, but may answer false.
 // The loops run their units again themselves: a Cleaner's batch run again
 // deletes only sessions still over the limit (never below it), a
 // RowCacher's store run again finds the row rescheduled and writes nothing,
@@ -119,8 +132,8 @@
 //
 //   - Sessions have no TTL: without a running [Cleaner] they accumulate.
 //     A Cleaner deletes only the sessions beyond its limit, oldest first,
-//     and its limit is at least 1 (to log everyone out, delete the app's
-//     keys).
+//     and its limit is at least 1 (to log one session out, call
+//     [Store.Logout]; to log everyone out, delete the app's keys).
 //   - Concurrent misses of one page each call render (no stampede
 //     protection). Pages and rows live as long as their TTL or schedule.
 //   - The view ranking counts every view of [Store.UpdateToken] with an
@@ -156,7 +169,8 @@
 // Once the server has cached the scripts (the first call of each script on
 // a server costs one more: EVALSHA answered NOSCRIPT, then EVAL):
 // [Store.UpdateToken] 1, [Store.CheckToken] 1, [Store.AddToCart] 1,
-// [Store.Cart] 1, [Store.Viewed] 1, [Store.TopViewed] 1, [Store.Sessions] 1; [Store.CanCache]
+// [Store.Cart] 1, [Store.ClearCart] 1 (one script), [Store.Logout] 1 (one
+// script), [Store.Viewed] 1, [Store.TopViewed] 1, [Store.Sessions] 1; [Store.CanCache]
 // 1 (0 when the URL is not an item page or is dynamic); [Store.CacheRequest]
 // 1 on a hit or when the item is not in the top, 2 on a miss (plus render),
 // 0 when the URL rules caching out; [Store.ScheduleRowCache] 1 (one

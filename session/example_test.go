@@ -203,3 +203,51 @@ func ExampleCleaner_Run() {
 	// Output:
 	// Run returned: <nil>
 }
+
+func ExampleStore_Logout() {
+	srv, _ := miniredis.Run()
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	st, _ := session.New(rdb, "shop")
+	_ = st.UpdateToken(ctx, "token-1", "alice", "item-42")
+	_ = st.AddToCart(ctx, "token-1", "book", 1)
+	_ = st.UpdateToken(ctx, "token-2", "bob", "")
+
+	existed, _ := st.Logout(ctx, "token-1")
+	fmt.Println("logged out:", existed)
+	_, ok, _ := st.CheckToken(ctx, "token-1")
+	viewed, _ := st.Viewed(ctx, "token-1")
+	cart, _ := st.Cart(ctx, "token-1")
+	fmt.Println("token valid:", ok, "viewed:", viewed, "cart:", cart)
+	user, _, _ := st.CheckToken(ctx, "token-2")
+	fmt.Println("still logged in:", user)
+	existed, _ = st.Logout(ctx, "token-1") // again
+	fmt.Println("logged out:", existed)
+	// Output:
+	// logged out: true
+	// token valid: false viewed: [] cart: map[]
+	// still logged in: bob
+	// logged out: false
+}
+
+func ExampleStore_ClearCart() {
+	srv, _ := miniredis.Run()
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	st, _ := session.New(rdb, "shop")
+	_ = st.UpdateToken(ctx, "token-1", "alice", "")
+	_ = st.AddToCart(ctx, "token-1", "book", 2)
+	// Checkout: the order is placed, the cart empties, the user stays.
+	_ = st.ClearCart(ctx, "token-1")
+	cart, _ := st.Cart(ctx, "token-1")
+	user, ok, _ := st.CheckToken(ctx, "token-1")
+	fmt.Println(cart, user, ok)
+	// Output:
+	// map[] alice true
+}

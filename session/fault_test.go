@@ -349,3 +349,69 @@ func TestFaults_delays(t *testing.T) {
 		assert.Len(t, unknown, calls)
 	})
 }
+
+// Logout and ClearCart whose replies are lost: a session that existed is
+// reported so once (the re-send is answered from the record of the first
+// run, which deleted it), and a cleared cart stays empty.
+func TestFaults_Logout_ClearCart(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		rdb, _, f := b.FaultyClient()
+		s := newStore(t, b, rdb)
+		// The scripts cached on the server.
+		_, err := s.Logout(ctx, "warm")
+		require.NoError(t, err)
+		require.NoError(t, s.ClearCart(ctx, "warm"))
+		for i := range 5 {
+			tok := "tok-" + strconv.Itoa(i)
+			require.NoError(t, s.UpdateToken(ctx, tok, "user-"+tok, "item"))
+			require.NoError(t, s.AddToCart(ctx, tok, "item", 2))
+		}
+		h := redistest.NewHarness(t, f, "session Logout/ClearCart")
+		gone := func(tok string) bool {
+			_, ok, err := s.CheckToken(ctx, tok)
+			require.NoError(t, err)
+			cart, err := s.Cart(ctx, tok)
+			require.NoError(t, err)
+			viewed, err := s.Viewed(ctx, tok)
+			require.NoError(t, err)
+			return !ok && len(cart) == 0 && len(viewed) == 0
+		}
+
+		for i := range 3 {
+			tok := "tok-" + strconv.Itoa(i)
+			var existed bool
+			h.Call(1+i, redistest.Scripts, func() { existed, err = s.Logout(ctx, tok) })
+			require.NoError(t, err)
+			h.Check(existed, "Logout %s answered false after %d lost replies", tok, 1+i)
+			h.Check(gone(tok), "%s still has a login, a cart or views", tok)
+		}
+		var existed bool
+		h.Call(2, redistest.Scripts, func() { existed, err = s.Logout(ctx, "tok-0") })
+		require.NoError(t, err)
+		h.Check(!existed, "a second Logout answered true")
+		n, err := s.Sessions(ctx)
+		require.NoError(t, err)
+		h.Check(n == 2, "%d sessions left, want 2", n)
+
+		h.Call(2, redistest.Scripts, func() { err = s.ClearCart(ctx, "tok-3") })
+		require.NoError(t, err)
+		cart, err := s.Cart(ctx, "tok-3")
+		require.NoError(t, err)
+		h.Check(len(cart) == 0, "cart after ClearCart: %v", cart)
+		_, ok, err := s.CheckToken(ctx, "tok-3")
+		require.NoError(t, err)
+		h.Check(ok, "ClearCart logged tok-3 out")
+
+		// No reply at all: the outcome is unknown; the call ran once.
+		h.Call(4, redistest.Scripts, func() { existed, err = s.Logout(ctx, "tok-4") })
+		h.Check(errors.Is(err, ria.ErrOutcomeUnknown) && !existed, "no reply at all: %v %v", existed, err)
+		h.Check(gone("tok-4"), "the unanswered Logout did not run")
+		require.NoError(t, s.AddToCart(ctx, "tok-3", "item", 1))
+		h.Call(4, redistest.Scripts, func() { err = s.ClearCart(ctx, "tok-3") })
+		h.Check(errors.Is(err, ria.ErrOutcomeUnknown), "no reply at all: %v", err)
+		cart, err = s.Cart(ctx, "tok-3")
+		require.NoError(t, err)
+		h.Check(len(cart) == 0, "the unanswered ClearCart did not run: %v", cart)
+	})
+}

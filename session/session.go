@@ -72,6 +72,12 @@ var (
 	cartLua string
 	//go:embed clean.lua
 	cleanLua string
+	//go:embed endsession.lua
+	endSessionLua string
+	//go:embed logout.lua
+	logoutLua string
+	//go:embed cartclear.lua
+	cartClearLua string
 	//go:embed page.lua
 	pageLua string
 	//go:embed rescale.lua
@@ -92,7 +98,9 @@ var (
 	updateScript      = script.New("session update", updateLua)
 	viewScript        = script.NewOnce("session update", updateLua)
 	cartScript        = script.New("session cart", cartLua)
-	cleanScript       = script.NewOnce("session clean", cleanLua)
+	cleanScript       = script.NewOnce("session clean", endSessionLua+cleanLua)
+	logoutScript      = script.NewOnce("session logout", endSessionLua+logoutLua)
+	cartClearScript   = script.New("session cart clear", cartClearLua)
 	pageScript        = script.New("session page", pageLua)
 	rescaleScript     = script.NewOnce("session rescale", rescaleLua)
 	rowScheduleScript = script.NewOnce("session row schedule", rowScheduleLua)
@@ -334,4 +342,76 @@ func (s *Store) Cart(ctx context.Context, token string) (map[string]int, error) 
 		cart[item] = n
 	}
 	return cart, nil
+}
+
+// ClearCart empties the session token's cart (a checkout), in one round
+// trip (one script). The session stays: it is still logged in and tracked
+// by a [Cleaner]. Clearing an empty or unknown cart is not an error.
+//
+// A re-send of the call by go-redis (after a lost reply) finds the cart
+// empty: the script is naturally idempotent. When no reply came at all,
+// the error wraps [ria.ErrOutcomeUnknown]: the cart may or may not have
+// been emptied (clearing it again is harmless).
+//
+// An empty token is an error wrapping [ErrInvalid], and nothing is
+// written. A cart key holding something this package did not write there
+// is a [*ria.KeyError], and nothing is written.
+func (s *Store) ClearCart(ctx context.Context, token string) error {
+	if token == "" {
+		return invalid("clear cart", "empty token")
+	}
+	_, err := cartClearScript.Int64(ctx, s.rdb, []string{s.keys.cartKey(token)})
+	if err != nil {
+		return fmt.Errorf("session: clear cart: %w", script.Unknown(err))
+	}
+	return nil
+}
+
+// Logout ends the session token (a user logging out), in one round trip:
+// one script deletes, in one atomic step, what a [Cleaner] deletes of each
+// session it ends: the token's login entry, its recent entry (a Cleaner no
+// longer counts it), its viewed items and its cart. The view ranking keeps
+// the session's views. existed reports whether the session existed: the
+// token was logged in, or tracked by the recent index (an anonymous
+// session with a cart). A token that did not exist answers false, and any
+// keys left of it (a cart kept by a Cleaner with [WithKeepCarts]) are
+// deleted all the same.
+//
+// Logout always deletes the cart, even when the app's Cleaners keep carts
+// ([WithKeepCarts]): the user ended the session (on a shared computer, the
+// next visitor must not find the cart), and with its recent entry gone
+// nothing would ever delete a cart left behind. To keep a cart across a
+// logout, copy it ([Store.Cart], [Store.AddToCart]) to the visitor's next
+// token. A request of the token recorded after Logout ([Store.UpdateToken],
+// [Store.AddToCart]) starts the session again: stop accepting the token
+// (clear the cookie) before calling Logout.
+//
+// A re-send of the call by go-redis (after a lost reply) is answered from
+// a record of its first run, so a session that existed is reported as
+// such once it is gone (see the package doc's "Lost replies"). When no
+// reply came at all, the error wraps [ria.ErrOutcomeUnknown]: the session
+// may or may not have been ended; calling again ends it, but may then
+// answer false.
+//
+// An empty token is an error wrapping [ErrInvalid], and nothing is
+// written. A key of the app or the session holding something this package
+// did not write there is a [*ria.KeyError], and nothing is written.
+func (s *Store) Logout(ctx context.Context, token string) (existed bool, err error) {
+	if token == "" {
+		return false, invalid("logout", "empty token")
+	}
+	k := s.keys
+	v, err := logoutScript.RunOnce(ctx, s.rdb, k.onceKey(),
+		[]string{k.loginKey(), k.recentKey(), k.viewedKey(token), k.cartKey(token)}, token)
+	if err != nil {
+		return false, fmt.Errorf("session: logout: %w", err)
+	}
+	n, err := logoutScript.AsInt64(v)
+	if err == nil && n != 0 && n != 1 {
+		err = fmt.Errorf("script %s: malformed reply %d", logoutScript.Name(), n)
+	}
+	if err != nil {
+		return false, fmt.Errorf("session: logout: %w", err)
+	}
+	return n == 1, nil
 }

@@ -181,6 +181,9 @@ func TestStore_roundTrips(t *testing.T) {
 		require.NoError(t, s.UpdateToken(ctx, "tok", "alice", ""))
 		require.NoError(t, s.AddToCart(ctx, "tok", "7", 1))
 		require.NoError(t, s.ScheduleRowCache(ctx, "r", -1))
+		require.NoError(t, s.ClearCart(ctx, "warm"))
+		_, err := s.Logout(ctx, "warm")
+		require.NoError(t, err)
 
 		for _, c := range []struct {
 			op   string
@@ -198,6 +201,17 @@ func TestStore_roundTrips(t *testing.T) {
 			{"ScheduleRowCache", 1, func() { require.NoError(t, s.ScheduleRowCache(ctx, "r", time.Second)) }},
 			{"ScheduleRowCache stop", 1, func() { require.NoError(t, s.ScheduleRowCache(ctx, "r", -1)) }},
 			{"Row", 1, func() { _, _, err := s.Row(ctx, "r"); require.NoError(t, err) }},
+			{"ClearCart", 1, func() { require.NoError(t, s.ClearCart(ctx, "tok")) }},
+			{"Logout", 1, func() {
+				existed, err := s.Logout(ctx, "tok")
+				require.NoError(t, err)
+				require.True(t, existed)
+			}},
+			{"Logout again", 1, func() {
+				existed, err := s.Logout(ctx, "tok")
+				require.NoError(t, err)
+				require.False(t, existed)
+			}},
 		} {
 			rt, cmds := b.Count.Delta(c.fn)
 			assert.Equal(t, int64(1), rt, c.op+" round trips")

@@ -54,6 +54,17 @@ func TestStore_wrongTypes(t *testing.T) {
 					recent, kr("cart:tok", "hash", "session cart"))
 			}
 		})
+		t.Run("ClearCart", func(t *testing.T) {
+			b.CheckWrongTypes(t, seen, func() error { return s.ClearCart(ctx, "tok") },
+				kr("cart:tok", "hash", "session cart"))
+		})
+		t.Run("Logout", func(t *testing.T) {
+			b.CheckWrongTypes(t, seen, func() error { _, err := s.Logout(ctx, "tok"); return err },
+				login, recent, kr("viewed:tok", "zset", "session viewed items"), kr("cart:tok", "hash", "session cart"))
+			// A session never seen: its keys are checked all the same.
+			b.CheckWrongTypes(t, func() {}, func() error { _, err := s.Logout(ctx, "tok"); return err },
+				login, recent, kr("viewed:tok", "zset", "session viewed items"), kr("cart:tok", "hash", "session cart"))
+		})
 		t.Run("CacheRequest", func(t *testing.T) {
 			const req = "/?item=7"
 			rendered := 0
