@@ -1,6 +1,7 @@
 // Package market is the marketplace of Redis in Action (sections 4.4 and
 // 6.2): users with funds and inventories, items listed for sale at a price,
-// and purchases that move the money and the item at once.
+// purchases that move the money and the item at once, and listings their
+// seller takes back (which the book lacks).
 //
 //	m, err := market.New(rdb, "game")            // one market, one Cluster slot
 //	err = m.AddUser(ctx, "17", "Frank", 0)
@@ -10,12 +11,16 @@
 //	paid, err := m.Buy(ctx, "27", "17", "ItemA", 10)
 //	// Bill: 115 and ItemA; Frank: 10; the listing is gone.
 //	// errors.Is(err, market.ErrNotListed / ErrInsufficientFunds / ...)
+//	err = m.AddItem(ctx, "17", "ItemB")
+//	err = m.List(ctx, "17", "ItemB", 500)        // nobody buys it at that price
+//	err = m.Unlist(ctx, "17", "ItemB")           // market -> inventory: Frank holds ItemB again
 //
 // Listing comes in two variants and purchase in three, to compare the
 // book's techniques (see the benchmarks):
 //
 //   - [Market.List] and [Market.Buy]: one Lua script each, 1 round trip,
-//     never retried, never contended. Use these.
+//     never retried, never contended. Use these. [Market.Unlist], which
+//     takes a listing back, has only this variant.
 //   - [Market.ListWatch] and [Market.BuyWatch]: the book's list_item and
 //     purchase_item, WATCH/MULTI/EXEC retried while the watched keys change,
 //     until a deadline ([WithTimeout], default 10s), with jittered backoff
@@ -34,6 +39,13 @@
 //     inventories and listings hold exactly [Totals].Items items, each in one
 //     place. This holds with all variants used at once, by any number of
 //     clients, and through lost replies (below).
+//   - Taking a listing back ([Market.Unlist]) is all or nothing too: the
+//     listing leaves the market and the item returns to the seller's
+//     inventory, or nothing changes ([ErrNotListed]: only the seller's own
+//     listing, still on the market, can be taken back). A listing is sold
+//     or taken back, never both; an item is never both listed and in an
+//     inventory, and never lost. It checks the listings' and the
+//     inventory's types before its first write, like every script.
 //   - A purchase checks, atomically with its writes, that the item is listed
 //     by that seller at no more than the buyer's limit (maxPrice: the book's
 //     check that the price did not change, relaxed to "at most"; the buyer
@@ -78,12 +90,12 @@
 // answers what happened:
 //
 //   - The scripts ([Market.AddUser], [Market.AddFunds], [Market.AddItem],
-//     [Market.List], [Market.Buy]) record their reply under a key of the
+//     [Market.List], [Market.Unlist], [Market.Buy]) record their reply under a key of the
 //     call, <prefix>{M}:once:<nonce>, for the client's retry window; a
 //     re-send finds the record and gets the first run's answer instead of
-//     running again. A deposit is made once, a purchase is made once, and a
-//     call that succeeded never comes back as ErrUserExists, ErrItemExists,
-//     ErrNotOwned or ErrNotListed. A client with MaxRetries -1 never
+//     running again. A deposit is made once, a purchase is made once, a
+//     listing is taken back once, and a call that succeeded never comes
+//     back as ErrUserExists, ErrItemExists, ErrNotOwned or ErrNotListed. A client with MaxRetries -1 never
 //     re-sends, and keeps no records.
 //   - The WATCH variants ([Market.ListWatch], [Market.BuyWatch],
 //     [Market.BuyLocked]): go-redis does not re-send EXEC (the transaction's
@@ -112,8 +124,12 @@
 //     money supply (sum of all deposits) is at most [MaxFunds] = 2^53, so
 //     every balance is too: no balance can overflow and every comparison in
 //     the scripts (Lua numbers are float64) is exact.
-//   - There is no way to withdraw money, delete a user or an item, or take a
-//     listing back; the book has none either.
+//   - There is no way to withdraw money or to delete a user or an item; the
+//     book has none either. A listing can be taken back ([Market.Unlist],
+//     which the book lacks) but not repriced in place: Unlist then List
+//     takes 2 round trips, with the item off the market in between, and an
+//     Unlist refused with [ErrNotListed] may mean a buyer took it at the
+//     old price first. Unlist has no WATCH or lock variant.
 //   - One market is one hash slot of a Cluster (see below): its throughput is
 //     that of one Redis node. Shard by market name for more.
 //   - The WATCH variants watch the whole listings set, as the book does: on a
@@ -130,8 +146,10 @@
 //   - miniredis (v2.40.0) does not abort a WATCH transaction when ZREM
 //     removes one member of a watched sorted set that does not become empty,
 //     so on miniredis BuyWatch and BuyLocked can sell an item twice when Buy
-//     or BuyWatch run at the same time. Real Redis aborts them; the
-//     package's concurrency tests of those variants run on real servers.
+//     or BuyWatch run at the same time, or sell an item that Unlist took
+//     back meanwhile. Real Redis aborts them; the package's concurrency
+//     tests of those variants (and of BuyLocked mixed with Unlist) run on
+//     real servers.
 //   - Listings returns the cheapest listings; there is no paging or search.
 //
 // # Keys
@@ -163,6 +181,7 @@
 //	                               round trips   commands on the server
 //	AddUser, AddFunds              1             10, 11 (Lua)
 //	AddItem, List                  1             9, 7 (Lua)
+//	Unlist                         1             7 (Lua; 6 when refused)
 //	Buy                            1             15 (Lua; 10 when refused)
 //	User, Funds, Inventory, Price, 1             1-2 (one pipeline of reads)
 //	Listings, Totals

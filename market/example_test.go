@@ -120,3 +120,42 @@ func ExampleMarket_BuyLocked() {
 	// 10 <nil>
 	// 115
 }
+
+// Unlist takes a listing back: Frank listed ItemA too high, so he takes it
+// back (it returns to his inventory, and nobody can buy it any more) and
+// lists it again at a lower price.
+func ExampleMarket_Unlist() {
+	srv, _ := miniredis.Run()
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	m, _ := market.New(rdb, "game")
+	_ = m.AddUser(ctx, "17", "Frank", 0)
+	_ = m.AddUser(ctx, "27", "Bill", 125)
+	_ = m.AddItem(ctx, "17", "ItemA")
+	_ = m.List(ctx, "17", "ItemA", 500)
+
+	_, err := m.Buy(ctx, "27", "17", "ItemA", 125)
+	fmt.Println("too dear:", errors.Is(err, market.ErrPriceTooHigh))
+
+	fmt.Println("unlist:", m.Unlist(ctx, "17", "ItemA"))
+	inv, _ := m.Inventory(ctx, "17")
+	fmt.Println("Frank holds:", inv)
+	_, err = m.Buy(ctx, "27", "17", "ItemA", 500)
+	fmt.Println("taken back:", errors.Is(err, market.ErrNotListed))
+	err = m.Unlist(ctx, "17", "ItemA")
+	fmt.Println("again:", errors.Is(err, market.ErrNotListed))
+
+	_ = m.List(ctx, "17", "ItemA", 100)
+	paid, err := m.Buy(ctx, "27", "17", "ItemA", 125)
+	fmt.Println("paid:", paid, err)
+	// Output:
+	// too dear: true
+	// unlist: <nil>
+	// Frank holds: [ItemA]
+	// taken back: true
+	// again: true
+	// paid: 100 <nil>
+}

@@ -48,7 +48,8 @@ var (
 
 var (
 	// ErrNotListed means the item is not on the market: it was sold
-	// already, or never listed by that seller.
+	// already, taken back ([Market.Unlist]), or never listed by that
+	// seller.
 	ErrNotListed = errors.New("market: item not listed")
 	// ErrInsufficientFunds means the buyer's funds are below the price.
 	ErrInsufficientFunds = errors.New("market: insufficient funds")
@@ -116,6 +117,10 @@ var (
 	//go:embed buy.lua
 	buyLua    string
 	buyScript = script.NewOnce("market buy", buyLua)
+
+	//go:embed unlist.lua
+	unlistLua    string
+	unlistScript = script.NewOnce("market unlist", unlistLua)
 )
 
 // The roles of the market's keys, as a *ria.KeyError names them.

@@ -421,6 +421,7 @@ func TestMarket_roundTrips(t *testing.T) {
 		require.NoError(t, m.List(ctx, "s", warm, 1))
 		_, err = m.BuyLocked(ctx, "b", "s", warm, 1)
 		require.NoError(t, err)
+		require.ErrorIs(t, m.Unlist(ctx, "s", warm), market.ErrNotListed)
 
 		for _, c := range []struct {
 			op   string
@@ -435,6 +436,9 @@ func TestMarket_roundTrips(t *testing.T) {
 			{"ListWatch", 3, func() error { return m.ListWatch(ctx, "b", "x", 5) }},
 			{"BuyWatch", 3, func() error { _, err := m.BuyWatch(ctx, "s", "b", "x", 5); return err }},
 			{"List again", 1, func() error { return m.List(ctx, "s", "x", 5) }},
+			{"Unlist", 1, func() error { return m.Unlist(ctx, "s", "x") }},
+			{"Unlist refused", 1, func() error { return wantErr(0, m.Unlist(ctx, "s", "x")) }},
+			{"List once more", 1, func() error { return m.List(ctx, "s", "x", 5) }},
 			{"BuyLocked", 5, func() error { _, err := m.BuyLocked(ctx, "b", "s", "x", 5); return err }},
 			{"Buy refused", 1, func() error { return wantErr(m.Buy(ctx, "b", "s", "x", 5)) }},
 			{"BuyWatch refused", 3, func() error { return wantErr(m.BuyWatch(ctx, "b", "s", "x", 5)) }},
@@ -493,6 +497,9 @@ func TestMarket_badInput(t *testing.T) {
 			{"item ID: empty", func() error { _, err := m.Price(ctx, "s", ""); return err }},
 			{"n 0: must be at least 1", func() error { _, err := m.Listings(ctx, 0); return err }},
 			{"n -1: must be at least 1", func() error { _, err := m.Listings(ctx, -1); return err }},
+			{"market: unlist: seller ID: empty", func() error { return m.Unlist(ctx, "", "i") }},
+			{"market: unlist: item ID: empty", func() error { return m.Unlist(ctx, "s", "") }},
+			{`market: unlist: item ID "a.b": must not contain '.'`, func() error { return m.Unlist(ctx, "s", "a.b") }},
 		} {
 			rt, _ := b.Count.Delta(func() { assert.ErrorContains(t, c.fn(), c.want) })
 			assert.Zero(t, rt, c.want)

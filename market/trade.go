@@ -39,6 +39,37 @@ func (m *Market) List(ctx context.Context, seller, item string, price int64) err
 	return nil
 }
 
+// Unlist takes seller's listing of item back: it removes the listing from
+// the market and puts the item back in the seller's inventory, at once, in
+// one round trip (one Lua script, so it never retries and is never
+// contended). Relist it with [Market.List] at another price. It returns
+// [ErrNotListed] if seller has no listing of item (sold already, taken
+// back already, never listed, or listed by someone else); then nothing
+// changes. Bad input (an empty ID, an item ID with '.') is refused before
+// reaching Redis, as by List. A re-sent call (go-redis re-sends it when
+// its reply is lost) takes the listing back once and answers as its first
+// run did, never ErrNotListed for a listing it took back; an error
+// wrapping ria.ErrOutcomeUnknown means no reply came at all: the listing
+// may have been taken back (see "Lost replies" in the package doc).
+func (m *Market) Unlist(ctx context.Context, seller, item string) error {
+	if err := checkListing(seller, item); err != nil {
+		return fmt.Errorf("market: unlist: %w", err)
+	}
+	v, err := unlistScript.RunOnce(ctx, m.rdb, m.once(), []string{m.keys.listings, m.keys.inventory(seller)},
+		member(seller, item), item)
+	var n int64
+	if err == nil {
+		n, err = unlistScript.AsInt64(v)
+	}
+	if err == nil && n == 0 {
+		err = ErrNotListed
+	}
+	if err != nil {
+		return fmt.Errorf("market: unlist %q by %q: %w", item, seller, err)
+	}
+	return nil
+}
+
 // ListWatch does what [Market.List] does the book's way (list_item):
 // WATCH the seller's inventory (and the listings, whose type must hold
 // until EXEC), check it holds the item, then ZADD and SREM in MULTI/EXEC,

@@ -56,6 +56,9 @@ func TestMarket_wrongTypes(t *testing.T) {
 				b.CheckWrongTypes(t, scenario, func() error { return v.list(m, ctx, "17", "ItemA", 10) }, inv("17"), listings)
 			})
 		}
+		t.Run("Unlist", func(t *testing.T) {
+			b.CheckWrongTypes(t, listed, func() error { return m.Unlist(ctx, "17", "ItemA") }, listings, inv("17"))
+		})
 		buyKeys := []redistest.KeyRole{listings, user("27"), user("17"), inv("27")}
 		for _, v := range variants {
 			t.Run(v.name, func(t *testing.T) {
