@@ -60,6 +60,8 @@ func TestBadInput(t *testing.T) {
 			"stats inf":        func() error { _, err := st.UpdateAt(ctx, "/p", math.Inf(-1), t0); return err },
 			"stats empty ctx":  func() error { _, err := st.Update(ctx, "", 1); return err },
 			"stats get":        func() error { _, _, err := st.Get(ctx, "{"); return err },
+			"delete name":      func() error { return c.Delete(ctx, "") },
+			"delete brace":     func() error { return c.Delete(ctx, "a}") },
 			"record negative":  func() error { return st.Record(ctx, "/p", -time.Second) },
 			"time nil fn":      func() error { return st.Time(ctx, "/p", nil) },
 			"slowest n":        func() error { _, err := st.Slowest(ctx, 0); return err },
@@ -127,6 +129,8 @@ func TestWrongTypes(t *testing.T) {
 			return bt.Flush(ctx)
 		}, counter...)
 		b.CheckWrongTypes(t, setup, func() error { _, err := cl.Clean(ctx); return err }, counter...)
+		b.CheckWrongTypes(t, setup, func() error { return c.Delete(ctx, "a") }, counter...)
+		b.CheckWrongTypes(t, setup, func() error { _, err := c.Get(ctx, "a", time.Second); return err }, counter[1])
 
 		statsKey := func(part string) string { return b.Prefix + "stats:{T}:" + part + ":/p" }
 		b.CheckWrongTypes(t, func() {
@@ -140,6 +144,16 @@ func TestWrongTypes(t *testing.T) {
 		}, func() error { return st.Record(ctx, "/p", time.Second) },
 			redistest.KeyRole{Key: statsKey("cur"), Type: "hash", Role: "counters stats"},
 			redistest.KeyRole{Key: statsKey("last"), Type: "hash", Role: "counters stats previous hour"},
+			redistest.KeyRole{Key: b.Prefix + "stats:{T}:slowest", Type: "zset", Role: "counters slowest"})
+		// The reads name a key of another type as well.
+		b.CheckWrongTypes(t, func() {
+			require.NoError(t, st.Record(ctx, "/p", time.Second))
+		}, func() error { _, _, err := st.Get(ctx, "/p"); return err },
+			redistest.KeyRole{Key: statsKey("cur"), Type: "hash", Role: "counters stats"},
+			redistest.KeyRole{Key: statsKey("last"), Type: "hash", Role: "counters stats previous hour"})
+		b.CheckWrongTypes(t, func() {
+			require.NoError(t, st.Record(ctx, "/p", time.Second))
+		}, func() error { _, err := st.Slowest(ctx, 5); return err },
 			redistest.KeyRole{Key: b.Prefix + "stats:{T}:slowest", Type: "zset", Role: "counters slowest"})
 		_ = context.Background
 	})

@@ -31,6 +31,10 @@ var (
 	updateLua    string
 	updateScript = script.NewOnce("counters update", updateLua)
 	updateTx     = script.New("counters update", updateLua)
+
+	//go:embed delete.lua
+	deleteLua    string
+	deleteScript = script.New("counters delete", deleteLua)
 )
 
 // MaxDelta bounds the n of one update and every count, in absolute value
@@ -55,6 +59,7 @@ type Client interface {
 	HGetAll(ctx context.Context, key string) *redis.MapStringStringCmd
 	ZRevRangeWithScores(ctx context.Context, key string, start, stop int64) *redis.ZSliceCmd
 	Scan(ctx context.Context, cursor uint64, match string, count int64) *redis.ScanCmd
+	Do(ctx context.Context, args ...any) *redis.Cmd // TYPE, to name a key of another type
 }
 
 var (
@@ -295,7 +300,7 @@ func (c *Counters) Get(ctx context.Context, name string, step time.Duration) ([]
 	key := c.samplesKey(name)
 	m, err := c.rdb.HGetAll(ctx, key).Result()
 	if err != nil {
-		return nil, fmt.Errorf("counters: get %q: %w", name, err)
+		return nil, fmt.Errorf("counters: get %q: %w", name, script.WrongType(ctx, c.rdb, err, key, "counters samples", "hash"))
 	}
 	head := strconv.FormatInt(int64(step/time.Second), 10) + ":"
 	var out []Sample
@@ -313,6 +318,23 @@ func (c *Counters) Get(ctx context.Context, name string, step time.Duration) ([]
 	}
 	slices.SortFunc(out, func(a, b Sample) int { return a.Start.Compare(b.Start) })
 	return out, nil
+}
+
+// Delete deletes counter name: its samples at every precision and its
+// entry among the known counters ([Counters.Names], the cleaners), at once
+// (one script, one round trip). Deleting a counter that does not exist is
+// not an error, and a re-send changes nothing more. An update after it
+// (a [Batcher]'s pending increments included) starts the counter again.
+// A key of the counter holding another type is a *ria.KeyError, and
+// nothing is deleted.
+func (c *Counters) Delete(ctx context.Context, name string) error {
+	if err := keys.CheckEntity("counter name", name); err != nil {
+		return fmt.Errorf("counters: delete: %w: %w", err, ErrInvalid)
+	}
+	if _, err := deleteScript.Run(ctx, c.rdb, []string{c.knownKey(name), c.samplesKey(name)}); err != nil {
+		return fmt.Errorf("counters: delete %q: %w", name, script.Unknown(err))
+	}
+	return nil
 }
 
 func invalid(op, format string, args ...any) error {

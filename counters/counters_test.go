@@ -78,6 +78,48 @@ func TestCounters_Update_serverTime(t *testing.T) {
 	})
 }
 
+// Delete removes a counter's samples and its name, in one round trip,
+// leaving the others; deleting again or deleting an unknown counter is
+// fine; an update starts it again.
+func TestCounters_Delete(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		c, _ := newCounters(t, b, b.Client)
+		for _, name := range []string{"a", "b"} {
+			_, err := c.UpdateAt(ctx, name, 3, t0)
+			require.NoError(t, err)
+		}
+		require.NoError(t, c.Delete(ctx, "a")) // caches the script on the node
+		_, err := c.UpdateAt(ctx, "a", 3, t0)
+		require.NoError(t, err)
+		rt, _ := b.Count.Delta(func() { err = c.Delete(ctx, "a") })
+		require.NoError(t, err)
+		assert.Equal(t, int64(1), rt, "delete")
+		for _, p := range c.Precisions() {
+			s, err := c.Get(ctx, "a", p.Step)
+			require.NoError(t, err)
+			assert.Empty(t, s, p.Step)
+			s, err = c.Get(ctx, "b", p.Step)
+			require.NoError(t, err)
+			assert.Equal(t, int64(3), sum(s), "the other counter: %v", p.Step)
+		}
+		names, err := c.Names(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, []string{"b"}, names)
+		n, err := b.Client.Exists(ctx, key(b, "a", "known"), key(b, "a", "samples")).Result()
+		require.NoError(t, err)
+		assert.Zero(t, n, "no key of the deleted counter is left")
+		require.NoError(t, c.Delete(ctx, "a"), "again")
+		require.NoError(t, c.Delete(ctx, "never"))
+
+		_, err = c.UpdateAt(ctx, "a", 2, t0)
+		require.NoError(t, err)
+		s, err := c.Get(ctx, "a", time.Second)
+		require.NoError(t, err)
+		assert.Equal(t, int64(2), sum(s), "counted again from zero")
+	})
+}
+
 // Back-dated samples: older than the newest sample but in the retention
 // they count; older than the retention they are skipped at that precision
 // and count at the others; a cleaned slice never comes back.

@@ -41,6 +41,7 @@
 //     being counted and deleted later. Deleting is bounded: at most 1000
 //     samples per precision per script, slice by slice from the
 //     watermark, or by reading the samples when there are fewer.
+//     [Counters.Delete] drops one counter (samples and name) at once.
 //   - A [Batcher] sums increments in memory and writes them every
 //     interval, one pipeline per flush (one round trip per node), as
 //     statsd does for a process (see Limits).
@@ -80,7 +81,8 @@
 // parses, before its first write: a key written by someone else gives a
 // *ria.KeyError naming the key and its role ("counters known", "counters
 // samples", "counters stats", "counters stats previous hour", "counters
-// slowest"), and nothing changes.
+// slowest"), and nothing changes. The reads (Get, Stats.Get,
+// Stats.Slowest) name such a key the same way.
 //
 // # Limits
 //
@@ -145,7 +147,8 @@
 // Once the scripts are cached on the server (the first call of each
 // script on a server costs one more: EVALSHA answered NOSCRIPT, then
 // EVAL): [Counters.Update] 1, [Counters.UpdateAt] 1, [Counters.Get] 1,
-// [Counters.Names] 1 per SCAN page per node; [Stats.Update] 1,
+// [Counters.Delete] 1, [Counters.Names] 1 per SCAN page per node;
+// [Stats.Update] 1,
 // [Stats.Record] (Start, Time) 1, [Stats.Get] 1, [Stats.Slowest] 1;
 // [Batcher.Add] 0, [Batcher.Flush] 1 per node whatever the number of
 // counters; [Cleaner.Clean] per node 1 per SCAN page plus 1 per page of

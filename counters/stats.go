@@ -187,6 +187,12 @@ func (s *Stats) Get(ctx context.Context, context string) (cur, prev Summary, err
 		return nil
 	})
 	if err != nil {
+		for i, role := range []string{"counters stats", "counters stats previous hour"} {
+			if cmds[i].Err() != nil {
+				err = script.WrongType(ctx, s.c.rdb, cmds[i].Err(), k[i], role, "hash")
+				break
+			}
+		}
 		return Summary{}, Summary{}, fmt.Errorf("counters: stats get %s %q: %w", s.typ, context, err)
 	}
 	if cur, err = parseSummary(k[0], cmds[0].Val()); err != nil {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/ria-go/ria/internal/script"
 )
 
 // Start starts timing a call in context name (the book's access_time, as
@@ -64,9 +66,10 @@ func (s *Stats) Slowest(ctx context.Context, n int) ([]Slow, error) {
 	if n < 1 {
 		return nil, invalid("stats slowest", "%s: n %d: must be at least 1", s.typ, n)
 	}
-	zs, err := s.c.rdb.ZRevRangeWithScores(ctx, s.c.slowestKey(s.typ), 0, int64(n-1)).Result()
+	key := s.c.slowestKey(s.typ)
+	zs, err := s.c.rdb.ZRevRangeWithScores(ctx, key, 0, int64(n-1)).Result()
 	if err != nil {
-		return nil, fmt.Errorf("counters: stats slowest %s: %w", s.typ, err)
+		return nil, fmt.Errorf("counters: stats slowest %s: %w", s.typ, script.WrongType(ctx, s.c.rdb, err, key, "counters slowest", "zset"))
 	}
 	out := make([]Slow, len(zs))
 	for i, z := range zs {
