@@ -97,6 +97,11 @@
 // deleted status from both. Adding a member copies its recent statuses
 // into the list's timeline, removing it drops them, as a follow and an
 // unfollow do. Adding a user to a list does not make the owner follow it.
+// [Network.DeleteList] deletes a list: first from its owner's lists, then
+// from its members' sides 500 at a time, then its keys; a delete cut in
+// half is finished by repeating it (the name stays taken until then). A
+// list is fed only while its members hold the author, so an entry left on
+// a member's side by an AddToList racing the delete feeds nothing.
 //
 // # Follows between two slots
 //
@@ -218,16 +223,17 @@
 // timeline, the statuses and the top-ups; the statuses' keys are built
 // from the key prefix, not declared, as feed.lua's), else 1 plus 1 per
 // node (the statuses' hashes, pipelined) and the same again for each of at
-// most two top-ups after deleted statuses, Status 1 (0 when the status cache holds it),
-// Follows 1, Followers and Following 1, CreateList 1, AddToList 3 (or 4,
-// as Follow), RemoveFromList 3, ListPage as Page, ListMembers and Lists 1,
-// Refill 1 per 500 followed users plus 1 per node per 500 plus 1, a
-// fan-out or clean task 2 plus 1 per node. With [WithInactiveAfter], a
-// home Page records the read in the same script (elsewhere in its first
-// read), plus 1 to enqueue when it reports [ErrRegenerating]. With
-// [WithStatusCache], a Page or ListPage whose statuses are all cached is 1
-// (plus 1 per top-up), and the statuses' round trip reaches only the nodes
-// of the statuses not cached.
+// most two top-ups after deleted statuses, Status 1 (0 when the status
+// cache holds it), Follows 1, Followers and Following 1, CreateList 1,
+// AddToList 3 (or 4, as Follow), RemoveFromList 3, DeleteList 1 plus 2 per
+// 500 members (1 per node for the members' sides), ListPage as Page,
+// ListMembers and Lists 1, Refill 1 per 500 followed users plus 1 per node
+// per 500 plus 1, a fan-out or clean task 2 plus 1 per node. With
+// [WithInactiveAfter], a home Page records the read in the same script
+// (elsewhere in its first read), plus 1 to enqueue when it reports
+// [ErrRegenerating]. With [WithStatusCache], a Page or ListPage whose
+// statuses are all cached is 1 (plus 1 per top-up), and the statuses'
+// round trip reaches only the nodes of the statuses not cached.
 //
 // # Key schema
 //

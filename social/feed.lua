@@ -9,6 +9,9 @@
 -- targets named by the Go side and the follower's side checked.
 -- The targets' keys are built here from the key prefix (a target's keys
 -- cannot be declared before the range is read): on one server only.
+-- A list target is fed only if the list's members still hold the author
+-- (its entry in the author's listed ZSET can outlive a deleted list when
+-- an AddToList raced the delete).
 -- No tombstone can exist while the status HASH does (see deliver.lua), so
 -- the status HASH is read once and tombstones are not. Each target's
 -- timeline is read (ZCARD, which checks its type), and its user HASH when
@@ -33,24 +36,29 @@ for _, l in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], ARGV[6], ARGV[7])) do
 end
 local pre = prefix .. '{'
 local rpcall, find, sub = redis.pcall, string.find, string.sub
-local tls, users, ok, card, first = {}, {}, {}, {}, nil
+local author = string.match(id, '^(.*):')
+local tls, users, lms, ok, card, first = {}, {}, {}, {}, {}, nil
 for i = 1, #targets do
   local t = targets[i]
   local slash = find(t, '/', 1, true)
   local role
   if slash then
-    tls[i], role = pre .. sub(t, 1, slash - 1) .. '}:list:' .. sub(t, slash + 1) .. ':timeline', 'social list timeline'
+    local list = pre .. sub(t, 1, slash - 1) .. '}:list:' .. sub(t, slash + 1)
+    tls[i], lms[i], role = list .. ':timeline', list .. ':members', 'social list timeline'
   else
     tls[i], role = pre .. t .. '}:home', 'social home timeline'
     if idle > 0 then users[i] = pre .. t .. '}:user' end
   end
   local c = rpcall('ZCARD', tls[i])
-  if type(c) == 'table' and c.err then
+  local m = lms[i] and rpcall('ZSCORE', lms[i], author)
+  if (type(c) == 'table' and c.err) or (type(m) == 'table' and m.err) then
     ok[i] = false
-    first = first or check_types({tls[i], 'zset', role}) or redis.error_reply('social feed: unexpected error on ' .. tls[i])
+    first = first or check_types({tls[i], 'zset', role}) or (lms[i] and check_types({lms[i], 'zset', 'social list members'}))
+      or redis.error_reply('social feed: unexpected error on ' .. tls[i])
   else
     local bad
     ok[i], card[i] = true, c
+    if lms[i] and not m then ok[i] = false end -- a list that no longer holds the author (deleted)
     if users[i] then
       ok[i], bad = fanout_active(users[i], true)
     end

@@ -38,8 +38,9 @@ func checkList(name string) (string, error) {
 // CreateList creates the user list name of user owner (create_user_list)
 // in one round trip. A name follows the rules of a login and is
 // case-insensitive. It returns [ErrNoUser] if owner does not exist,
-// [ErrListTaken] if the list exists and [ErrTooManyLists] if owner has
-// [MaxLists] lists, having written nothing.
+// [ErrListTaken] if the list exists (or a [Network.DeleteList] of it was
+// cut in half: repeat it) and [ErrTooManyLists] if owner has [MaxLists]
+// lists, having written nothing.
 func (n *Network) CreateList(ctx context.Context, owner, name string) error {
 	owner, err := checkUID("owner", owner)
 	if err == nil {
@@ -48,7 +49,8 @@ func (n *Network) CreateList(ctx context.Context, owner, name string) error {
 	if err != nil {
 		return fmt.Errorf("social: create list: %w", err)
 	}
-	v, err := listCreateScript.RunOnce(ctx, n.rdb, n.onceKey(owner), []string{n.userKey(owner), n.listsKey(owner)}, name, MaxLists)
+	keys := []string{n.userKey(owner), n.listsKey(owner), n.listKey(owner, name), n.listTimelineKey(owner, name)}
+	v, err := listCreateScript.RunOnce(ctx, n.rdb, n.onceKey(owner), keys, name, MaxLists)
 	if err != nil {
 		return fmt.Errorf("social: create list %q of %q: %w", name, owner, refusal(err))
 	}
@@ -156,6 +158,81 @@ func (n *Network) RemoveFromList(ctx context.Context, owner, name, member string
 	return removed == 1, nil
 }
 
+// listPage is how many members one step of [Network.DeleteList] handles.
+const listPage = 500
+
+// DeleteList deletes owner's list name: its timeline, its members, and
+// the list's entry in each member's side (which feeds the list). First,
+// in owner's slot, the list leaves owner's lists: from then on
+// [Network.ListPage] and [Network.ListMembers] may show what is left of
+// it, AddToList and RemoveFromList answer [ErrNoList], and
+// [Network.CreateList] of the name answers [ErrListTaken] until the
+// delete is done. Then, 500 members at a time, each member's side drops
+// the list (pipelined per node) and owner's side drops those members;
+// with the last page the timeline and members keys go. Round trips: 1
+// for a list with no members, else 1 plus 2 per page of 500 members (1
+// per node for the members' sides on a Cluster).
+//
+// It returns [ErrNoList] if there is no such list. A DeleteList cut in
+// half (a crash, an error such as a member's key of another type, which
+// it returns as a *ria.KeyError) leaves the list gone from owner's lists
+// with some members left; calling DeleteList again finishes it. An
+// AddToList racing a delete can leave the list in the new member's side
+// after the delete: the fan-out feeds a list only while its members hold
+// the author, so such an entry feeds nothing.
+func (n *Network) DeleteList(ctx context.Context, owner, name string) error {
+	owner, err := checkUID("owner", owner)
+	if err == nil {
+		name, err = checkList(name)
+	}
+	if err != nil {
+		return fmt.Errorf("social: delete list: %w", err)
+	}
+	entry := owner + "/" + name
+	members, tl := n.listKey(owner, name), n.listTimelineKey(owner, name)
+	v, err := listDropScript.RunOnce(ctx, n.rdb, n.onceKey(owner), []string{n.listsKey(owner), members, tl}, name, listPage)
+	for err == nil {
+		var page []string
+		if page, err = stringReply(v); err != nil || len(page) == 0 {
+			break
+		}
+		calls := make([]*script.Call, len(page))
+		for i, m := range page {
+			calls[i] = unlistedScript.Call([]string{n.listedKey(m)}, entry)
+		}
+		if err = send(ctx, n.rdb, calls); err != nil {
+			err = script.Unknown(err)
+			break
+		}
+		args := make([]any, 0, 1+len(page))
+		args = append(args, listPage)
+		for _, m := range page {
+			args = append(args, m)
+		}
+		v, err = listGoneScript.Run(ctx, n.rdb, []string{members, tl}, args...)
+	}
+	if err != nil {
+		return fmt.Errorf("social: delete list %q: %w", entry, refusal(err))
+	}
+	return nil
+}
+
+// stringReply returns the reply v of a script that answers an array of
+// strings.
+func stringReply(v any) ([]string, error) {
+	arr, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("unexpected reply %v", v)
+	}
+	out := make([]string, len(arr))
+	for i, x := range arr {
+		if out[i], ok = x.(string); !ok {
+			return nil, fmt.Errorf("unexpected reply %v", v)
+		}
+	}
+	return out, nil
+}
+
 // checkListArgs checks the arguments of a list change.
 func checkListArgs(op, owner, name, member string) (string, string, string, error) {
 	owner, err := checkUID("owner", owner)
@@ -177,8 +254,9 @@ func (n *Network) listPair(ctx context.Context, op, owner, name, member string) 
 	if err != nil {
 		return "", "", "", err
 	}
-	// Lists are never deleted, so a list that exists now exists when the
-	// third step runs; its keys are checked before the second step writes.
+	// A list that exists now exists when the third step runs unless a
+	// DeleteList runs meanwhile (then the member it removes is gone with
+	// the list); its keys are checked before the second step writes.
 	keys := []string{n.listsKey(owner), n.listKey(owner, name), n.listTimelineKey(owner, name), n.goneKey(owner)}
 	ex, err := listCheckScript.Run(ctx, n.rdb, keys, name)
 	if err != nil {

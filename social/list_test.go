@@ -6,9 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ria-go/ria"
 	"github.com/ria-go/ria/internal/redistest"
 	"github.com/ria-go/ria/social"
 )
@@ -195,6 +197,12 @@ func TestNetwork_lists_wrongTypes(t *testing.T) {
 				kr("owner", "gone", "zset", "social tombstones"),
 				kr("three", "listed", "zset", "social listed"))
 		})
+		t.Run("DeleteList", func(t *testing.T) {
+			b.CheckWrongTypes(t, setup, func() error { return n.DeleteList(ctx, "owner", "l") },
+				kr("owner", "lists", "zset", "social lists"),
+				kr("owner", "list:l:members", "zset", "social list members"),
+				kr("owner", "list:l:timeline", "zset", "social list timeline"))
+		})
 		t.Run("reads", func(t *testing.T) {
 			b.CheckWrongTypes(t, setup, func() error { _, _, err := n.ListPage(ctx, "owner", "l", 0, 10); return err },
 				kr("owner", "list:l:timeline", "zset", "social list timeline"))
@@ -246,6 +254,108 @@ func TestFaults_lists(t *testing.T) {
 			listed, err := b.Client.ZCard(ctx, key(b, "two", "listed")).Result()
 			require.NoError(t, err)
 			h.Check(listed == 0, "round %d: listed %d", round, listed)
+		}
+	})
+}
+
+// DeleteList removes a list, its timeline, its members and the list from
+// every member's side, page by page; the fan-out feeds it no more, the
+// name can be used again, and a delete cut in half is finished by calling
+// it again.
+func TestNetwork_deleteList(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		n, g := newNet(t, b, b.Client)
+		owner := mustUser(t, n, "owner")
+		var members []string
+		for i := range 1100 { // more than two pages of members, in slots of every node
+			members = append(members, mustUser(t, n, fmt.Sprint("m", i)))
+		}
+		require.NoError(t, n.CreateList(ctx, owner, "all"))
+		require.NoError(t, n.CreateList(ctx, owner, "other"))
+		for _, m := range members {
+			_, err := n.AddToList(ctx, owner, "all", m)
+			require.NoError(t, err)
+		}
+		_, err := n.AddToList(ctx, owner, "other", members[0])
+		require.NoError(t, err)
+		first := mustPost(t, n, members[0], "before")
+		drain(t, n, g)
+		require.Equal(t, []string{first.ID}, listPage(t, n, owner, "all", 10))
+
+		require.NoError(t, n.DeleteList(ctx, owner, "ALL"))
+		lists, err := n.Lists(ctx, owner)
+		require.NoError(t, err)
+		assert.Equal(t, []string{"other"}, lists)
+		for _, part := range []string{"list:all:members", "list:all:timeline"} {
+			n, err := b.Client.Exists(ctx, key(b, owner, part)).Result()
+			require.NoError(t, err)
+			assert.Zero(t, n, part)
+		}
+		for _, m := range []string{members[0], members[549], members[1099]} {
+			listed, err := b.Client.ZRange(ctx, key(b, m, "listed"), 0, -1).Result()
+			require.NoError(t, err)
+			want := []string{}
+			if m == members[0] {
+				want = []string{owner + "/other"}
+			}
+			assert.ElementsMatch(t, want, listed, "the member's side of %s", m)
+		}
+		assert.ErrorIs(t, n.DeleteList(ctx, owner, "all"), social.ErrNoList, "deleted already")
+		_, err = n.AddToList(ctx, owner, "all", members[1])
+		assert.ErrorIs(t, err, social.ErrNoList)
+
+		// The fan-out feeds it no more, even from an entry an AddToList
+		// racing the delete left on a member's side.
+		require.NoError(t, b.Client.ZAdd(ctx, key(b, members[2], "listed"), redis.Z{Score: 5000, Member: owner + "/all"}).Err())
+		for _, m := range members[:3] {
+			mustPost(t, n, m, "after")
+		}
+		drain(t, n, g)
+		ex, err := b.Client.Exists(ctx, key(b, owner, "list:all:timeline")).Result()
+		require.NoError(t, err)
+		assert.Zero(t, ex, "a deleted list's timeline is not fed again")
+		assert.Len(t, listPage(t, n, owner, "other", 10), 2, "the other list is fed")
+
+		// The name can be used again: the new list starts empty.
+		require.NoError(t, n.CreateList(ctx, owner, "all"))
+		assert.Empty(t, listPage(t, n, owner, "all", 10))
+		mustPost(t, n, members[2], "to nobody's list")
+		drain(t, n, g)
+		assert.Empty(t, listPage(t, n, owner, "all", 10), "a stale entry feeds no list of the same name")
+
+		// Cut in half: a member's side of another type stops the delete
+		// after owner's side; the name stays taken until it is repeated.
+		_, err = n.AddToList(ctx, owner, "all", members[3])
+		require.NoError(t, err)
+		_, err = n.AddToList(ctx, owner, "all", members[4])
+		require.NoError(t, err)
+		bad := key(b, members[4], "listed")
+		saved, err := b.Client.ZRangeWithScores(ctx, bad, 0, -1).Result()
+		require.NoError(t, err)
+		require.NoError(t, b.Client.Del(ctx, bad).Err())
+		require.NoError(t, b.Client.Set(ctx, bad, "x", 0).Err())
+		var kerr *ria.KeyError
+		require.ErrorAs(t, n.DeleteList(ctx, owner, "all"), &kerr)
+		assert.Equal(t, bad, kerr.Key)
+		assert.ErrorIs(t, n.CreateList(ctx, owner, "all"), social.ErrListTaken, "until the delete is done")
+		require.NoError(t, b.Client.Del(ctx, bad).Err())
+		require.NoError(t, b.Client.ZAdd(ctx, bad, saved...).Err())
+		require.NoError(t, n.DeleteList(ctx, owner, "all"), "repeated: finishes it")
+		for _, m := range members[3:5] {
+			listed, err := b.Client.ZRange(ctx, key(b, m, "listed"), 0, -1).Result()
+			require.NoError(t, err)
+			assert.Empty(t, listed, m)
+		}
+		require.NoError(t, n.CreateList(ctx, owner, "all"))
+
+		// Bad input and unknown lists.
+		assert.ErrorIs(t, n.DeleteList(ctx, owner, "nope"), social.ErrNoList)
+		assert.ErrorIs(t, n.DeleteList(ctx, "nobody", "all"), social.ErrNoList)
+		for _, args := range [][2]string{{"", "all"}, {owner, ""}, {owner, "a b"}, {"a b", "all"}} {
+			err := n.DeleteList(ctx, args[0], args[1])
+			require.Error(t, err, "%q", args)
+			assert.NotErrorIs(t, err, social.ErrNoList, "%q", args)
 		}
 	})
 }

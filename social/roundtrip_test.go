@@ -49,6 +49,9 @@ func TestNetwork_roundTrips(t *testing.T) {
 			require.NoError(t, err)
 			_, err = n.RemoveFromList(ctx, w, "l", author)
 			require.NoError(t, err)
+			_, err = n.AddToList(ctx, w, "l", author)
+			require.NoError(t, err)
+			require.NoError(t, n.DeleteList(ctx, w, "l"))
 		}
 		st := mustPost(t, n, author, "warm")
 		require.NoError(t, n.Delete(ctx, author, st.ID))
@@ -119,6 +122,11 @@ func TestNetwork_roundTrips(t *testing.T) {
 			require.NoError(t, err)
 			require.True(t, ok)
 		})
+		check("DeleteList, no members", 1, 1, func() { require.NoError(t, n.DeleteList(ctx, "new", "l")) })
+		require.NoError(t, n.CreateList(ctx, "new", "l"))
+		_, err := n.AddToList(ctx, "new", "l", author)
+		require.NoError(t, err)
+		check("DeleteList, 1 member", 3, 3, func() { require.NoError(t, n.DeleteList(ctx, "new", "l")) })
 		drain(t, n, g)
 	})
 }

@@ -145,6 +145,12 @@ var (
 	unlistedLua string
 	//go:embed listremove.lua
 	listRemoveLua string
+	//go:embed listpurge.lua
+	listPurgeLua string
+	//go:embed listdrop.lua
+	listDropLua string
+	//go:embed listgone.lua
+	listGoneLua string
 	//go:embed page.lua
 	pageLua string
 
@@ -174,6 +180,8 @@ var (
 	listAddScript    = script.NewOnce("social add to list", listAddLua)
 	unlistedScript   = script.New("social unlisted", unlistedLua)
 	listRemoveScript = script.NewOnce("social remove from list", listRemoveLua)
+	listDropScript   = script.NewOnce("social delete list", listPurgeLua+listDropLua)
+	listGoneScript   = script.New("social list members gone", listPurgeLua+listGoneLua)
 )
 
 // Option configures a [Network].
