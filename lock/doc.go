@@ -21,6 +21,12 @@
 // sequence of acquisitions (one round trip each when free), not one atomic
 // step, and a set that cannot be completed is given back.
 //
+// Inspecting and breaking a lock by name, for operators and programs
+// ([Locker.State], [RWLock.State], [Locker.Break]):
+//
+//	s, err := locker.State(ctx, "market") // s.Held, s.TTL, s.Fence, s.Waiters
+//	ok, err := locker.Break(ctx, "market") // release it, whoever holds it
+//
 // A read/write lock ([Locker.RW]): any number of readers or one writer,
 // each holder with its own TTL lease:
 //
@@ -65,11 +71,49 @@
 //     the lock was lost before fn returned (taken by another, or not
 //     extended before its TTL ran out, say through an outage), and then does
 //     not try to release it.
+//   - [Locker.State] only reads: whether the lock is held, the holder's
+//     TTL, the last fence minted and the number of live waiters (whose
+//     place has not expired; the holder's own stale place is not counted).
+//     It never returns the holder's token, which is what authorises
+//     Release and Extend: whoever knows it could release someone else's
+//     lock. [RWLock.State] reads the same of a read/write lock (the
+//     writer, the number of live readers, how long until every lease
+//     ends).
 //   - A key of the wrong type (an owner key that is a HASH, a fence that is
 //     not an integer...) gives a *ria.KeyError naming the key and its role
 //     (errors.Is ria.ErrWrongType or ria.ErrCorrupt), and the script changes
 //     nothing: every key a script relies on is checked before its first
 //     write.
+//
+// # Break
+//
+// [Locker.Break] is for operators: it releases a lock whoever holds it,
+// exactly as the holder's Release would (the release script in a break
+// mode): the first live waiter in the queue gets the lock with a newly
+// minted fence and its own TTL, or the lock is deleted when nobody waits.
+// The holder's own place in the queue, if it kept one, is taken out (the
+// lock never goes back to it), and a hand-over it has not read yet is
+// deleted. It returns false, changing nothing, if the lock is free.
+//
+// What Break gives up is mutual exclusion for the broken holder: it is not
+// told, and may go on acting as holder beside the next one until it calls
+// [Lock.Extend] or [Lock.Release] (both answer [ErrNotHeld], and touch
+// nothing), or until its [Lock.KeepAlive] next extends (within TTL/3; it
+// then cancels its ctx with cause ErrNotHeld). Only the fence protects the
+// resource in that window: the next holder's fence is greater than the
+// broken one's, so a resource that refuses older fences refuses the broken
+// holder's writes once the next holder has written. Break a lock only when
+// its holder is known dead or stuck, and use fences.
+//
+// A Break is a once-script: a re-send after a lost reply is answered from
+// the record of its first run (lock:{N}:once:<nonce>, for the client's
+// retry window), so one call breaks at most once, never also the waiter
+// it handed the lock to, and a false answer stays false. When every
+// re-send fails the error wraps ria.ErrOutcomeUnknown.
+//
+// The read/write lock has State but no Break: breaking it means ending
+// every reader's and the writer's lease and granting the queue's head,
+// which its release script does for one token at a time only.
 //
 // # Read/write locks
 //
@@ -147,6 +191,7 @@
 //     [ErrNotHeld].
 //   - Extend is naturally idempotent (it resets the TTL again); the leave of
 //     a waiter that gives up is too.
+//   - Break is answered from a record of its first run (see "Break").
 //
 // An error that wraps [ErrNotObtained] or [ErrNotHeld] always means that the
 // call holds (or released) nothing. When every re-send fails, the error
@@ -194,6 +239,8 @@
 //	                              an empty wake), PX ttl
 //	lock:{N}:released:<T> STRING  nonce of the Release call that released the
 //	                              lock of token T, PX the client's retry window
+//	lock:{N}:once:<nonce> STRING  the reply of one Break call, PX the
+//	                              client's retry window
 //
 // A read/write lock named N has keys of its own (the exclusive lock N is
 // another lock):
@@ -219,7 +266,9 @@
 // Once the scripts are cached on the server (the first call of each script
 // on a server costs one more: EVALSHA answered NOSCRIPT, then EVAL):
 // TryAcquire 1, Acquire of a free lock 1, Release 1, Extend 1, one Extend
-// every TTL/3 under KeepAlive.
+// every TTL/3 under KeepAlive; State 1 (a script that only reads, O(number
+// of waiters) in the server), RWLock.State 1, Break 1 (what a Release
+// costs: O(k) for k expired places it skips).
 //
 // A contended Acquire costs 2 round trips in all: 1 for "queue and block"
 // (its attempt and its blocking BLPOP of the grant list sent in one

@@ -131,3 +131,27 @@ func ExampleLocker_RW() {
 	// writing alone, fence above the readers': true
 	// done: <nil>
 }
+
+func ExampleLocker_Break() {
+	srv, _ := miniredis.Run()
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+	locker, _ := lock.New(rdb)
+
+	stuck, _ := locker.TryAcquire(ctx, "report", time.Hour) // its holder hangs
+	s, _ := locker.State(ctx, "report")
+	fmt.Println("held:", s.Held, "fence is the holder's:", s.Fence == stuck.Fence())
+
+	broken, err := locker.Break(ctx, "report") // an operator clears it
+	fmt.Println("broken:", broken, err)
+	s, _ = locker.State(ctx, "report")
+	fmt.Println("held:", s.Held)
+	fmt.Println("the holder is told:", errors.Is(stuck.Release(ctx), lock.ErrNotHeld))
+	// Output:
+	// held: true fence is the holder's: true
+	// broken: true <nil>
+	// held: false
+	// the holder is told: true
+}

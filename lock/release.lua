@@ -19,6 +19,14 @@
 -- ARGV[1] token   ARGV[2] '1' may be queued   ARGV[3] '1' clear own grant
 -- ARGV[4] nonce ('': keep no record)   ARGV[5] record ms
 -- ARGV[6] slack ms: how long a wake of a late waiter lives
+-- ARGV[7] '1' break (Locker.Break): release the lock whoever holds it, as
+--         its holder's release would (ARGV[1..5] are then '', '0', '0',
+--         '', 0, and KEYS[6], KEYS[7] unused): the holder's own place in
+--         the queue, if any, is taken out (it never gets the lock back),
+--         and its grant key is deleted, so that a hand-over it has not
+--         read yet is not taken for a hold. Locker.Break runs this script
+--         as a once-script (internal/script's NewOnce), whose record
+--         answers a re-send.
 -- returns 1 released (now or by an earlier run of this call), 0 not held.
 -- Every key a path relies on, the chosen waiter's grant key included, is
 -- checked before its first write, by a read that fails on the wrong type
@@ -30,6 +38,10 @@ local token, queued, clear, nonce = ARGV[1], ARGV[2] == '1', ARGV[3] == '1', ARG
 local cur = redis.pcall('get', owner)
 if type(cur) == 'table' then
   return check_type(owner, 'string', 'lock owner') or cur
+end
+if ARGV[7] == '1' and cur then
+  -- break: act as the holder's release, whoever holds
+  token, queued, clear, mine = cur, true, true, prefix .. cur
 end
 local held = cur == token
 local bad
