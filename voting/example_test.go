@@ -72,6 +72,38 @@ func ExampleSite_Vote() {
 	// true voting: vote on article "99": voting: no such article
 }
 
+func ExampleSite_Unvote() {
+	srv, _ := miniredis.Run()
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	site, _ := voting.New(rdb, "news")
+	id, _ := site.Post(ctx, "alice", "Tabs or spaces?", "https://example.com/tabs")
+	show := func(what string, changed bool, err error) {
+		a, _ := site.Get(ctx, id)
+		d, _ := site.VoteOf(ctx, id, "bob") // the state of bob's buttons
+		fmt.Printf("%-14s changed=%-5v err=%v bob=%+d votes=%d downvotes=%d net score=%+.0f\n",
+			what, changed, err, d, a.Votes, a.Downvotes, a.Score-float64(a.Posted.UnixMicro())/1e6)
+	}
+	show("posted", false, nil)
+	counted, err := site.Vote(ctx, id, "bob", voting.Down)
+	show("bob down", counted, err)
+	withdrawn, err := site.Unvote(ctx, id, "bob")
+	show("bob withdraws", withdrawn, err)
+	withdrawn, err = site.Unvote(ctx, id, "bob")
+	show("bob again", withdrawn, err)
+	counted, err = site.Vote(ctx, id, "bob", voting.Up)
+	show("bob up", counted, err)
+	// Output:
+	// posted         changed=false err=<nil> bob=+0 votes=1 downvotes=0 net score=+432
+	// bob down       changed=true  err=<nil> bob=-1 votes=1 downvotes=1 net score=+0
+	// bob withdraws  changed=true  err=<nil> bob=+0 votes=1 downvotes=0 net score=+432
+	// bob again      changed=false err=<nil> bob=+0 votes=1 downvotes=0 net score=+432
+	// bob up         changed=true  err=<nil> bob=+1 votes=2 downvotes=0 net score=+864
+}
+
 func ExampleSite_Vote_closed() {
 	srv, _ := miniredis.Run()
 	defer srv.Close()

@@ -133,6 +133,90 @@ func TestFaults_Vote(t *testing.T) {
 	})
 }
 
+// Withdrawals (and votes) whose replies are lost: a vote withdrawn says
+// so, never "had not voted"; a user with no vote hears so; and the
+// counters, the voters' sets and the score are exact.
+func TestFaults_Unvote(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		rdb, _, f := b.FaultyClient()
+		s := newSite(t, b, rdb)
+		id := post(t, s, "alice", "t")
+		// The scripts cached on the server.
+		_, err := s.Vote(ctx, id, "warm", voting.Up)
+		require.NoError(t, err)
+		_, err = s.Unvote(ctx, id, "warm")
+		require.NoError(t, err)
+		h := redistest.NewHarness(t, f, "voting Unvote")
+		standing := map[string]voting.Direction{"alice": voting.Up}
+		check := func(i int) {
+			t.Helper()
+			var up, down int64
+			for _, d := range standing {
+				switch d {
+				case voting.Up:
+					up++
+				case voting.Down:
+					down++
+				}
+			}
+			a := get(t, s, id)
+			h.Check(a.Votes == up && a.Downvotes == down, "after step %d: %d/%d, want %d/%d", i, a.Votes, a.Downvotes, up, down)
+			h.Check(b.Client.SCard(ctx, key(b, "voted:"+id)).Val() == up, "step %d: up-voters", i)
+			h.Check(b.Client.SCard(ctx, key(b, "downvoted:"+id)).Val() == down, "step %d: down-voters", i)
+			wantScore(t, b, a, up-down)
+		}
+		for i := range 30 {
+			user := "u" + strconv.Itoa(i%6)
+			if i%5 == 0 {
+				user = "alice" // the poster's own vote too
+			}
+			if i%3 == 2 { // a vote, so that there is something to withdraw
+				d := voting.Up
+				if i%2 == 0 {
+					d = voting.Down
+				}
+				var counted bool
+				h.Call(1+i%2, redistest.Scripts, func() { counted, err = s.Vote(ctx, id, user, d) })
+				require.NoError(t, err)
+				h.Check(counted == (standing[user] != d), "step %d: vote %s %v answered counted=%v", i, user, d, counted)
+				standing[user] = d
+				check(i)
+				continue
+			}
+			wantWithdrawn := standing[user] != 0
+			var withdrawn bool
+			h.Call(1+i%2, redistest.Scripts, func() { withdrawn, err = s.Unvote(ctx, id, user) })
+			require.NoError(t, err)
+			h.Check(withdrawn == wantWithdrawn, "step %d: unvote %s answered withdrawn=%v, want %v", i, user, withdrawn, wantWithdrawn)
+			delete(standing, user)
+			check(i)
+		}
+
+		// A refused withdrawal: the re-send is refused alike, and nothing
+		// (not even a record) is written.
+		before := b.Snapshot()
+		h.Call(1, redistest.Scripts, func() { _, err = s.Unvote(ctx, "99", "bob") })
+		h.Check(errors.Is(err, voting.ErrNoArticle), "unknown article: %v", err)
+		h.Check(fmt.Sprint(before) == fmt.Sprint(b.Snapshot()), "a refused withdrawal wrote something")
+
+		// No reply at all: the outcome is unknown, never "had not voted".
+		_, err = s.Vote(ctx, id, "late", voting.Down)
+		require.NoError(t, err)
+		var withdrawn bool
+		h.Call(4, redistest.Scripts, func() { withdrawn, err = s.Unvote(ctx, id, "late") })
+		h.Check(errors.Is(err, ria.ErrOutcomeUnknown) && !withdrawn, "no reply at all: %v %v", withdrawn, err)
+		h.Check(!b.Client.SIsMember(ctx, key(b, "downvoted:"+id), "late").Val(), "the withdrawal ran")
+		d, err := s.VoteOf(ctx, id, "late")
+		require.NoError(t, err)
+		h.Check(d == 0, "after an unknown outcome VoteOf tells: %v", d)
+		withdrawn, err = s.Unvote(ctx, id, "late")
+		require.NoError(t, err)
+		h.Check(!withdrawn, "withdrawing again after an unknown outcome changes nothing")
+		check(-1)
+	})
+}
+
 // Group updates whose replies are lost: the script is naturally
 // idempotent, so the re-send changes nothing more and answers the same.
 func TestFaults_UpdateGroups(t *testing.T) {
@@ -185,8 +269,8 @@ func delayedClient(b *redistest.Backend) (redis.UniversalClient, *redistest.Faul
 	return rdb, f
 }
 
-// Posts and votes from four goroutines through replies held back longer
-// than the read timeout: go-redis re-sends, and every answer matches the
+// Posts, votes and withdrawals from four goroutines through replies held
+// back longer than the read timeout: go-redis re-sends, and every answer matches the
 // server. A call that got no reply says its outcome is unknown.
 func TestFaults_delays(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
@@ -214,6 +298,7 @@ func TestFaults_delays(t *testing.T) {
 			mu      sync.Mutex
 			posts   = map[string]answer{} // by title
 			votes   = map[string]answer{} // by user
+			unvotes = map[string]answer{} // by user: every third withdraws
 			next    atomic.Int64
 			wg      sync.WaitGroup
 			failure = make(chan error, 2*calls)
@@ -237,6 +322,18 @@ func TestFaults_delays(t *testing.T) {
 					case err == nil || errors.Is(err, ria.ErrOutcomeUnknown):
 						mu.Lock()
 						votes["v"+n] = answer{counted: counted, unknown: err != nil}
+						mu.Unlock()
+					default:
+						failure <- err
+					}
+					if i%3 != 0 {
+						continue
+					}
+					withdrawn, err := s.Unvote(ctx, id, "v"+n)
+					switch {
+					case err == nil || errors.Is(err, ria.ErrOutcomeUnknown):
+						mu.Lock()
+						unvotes["v"+n] = answer{counted: withdrawn, unknown: err != nil}
 						mu.Unlock()
 					default:
 						failure <- err
@@ -275,17 +372,29 @@ func TestFaults_delays(t *testing.T) {
 			}
 		}
 		// Votes: each user votes once, so an answer is "counted" and the
-		// user is in the up-voters' set.
+		// user is in the up-voters' set, unless they withdrew it. A
+		// withdrawal answers "withdrawn" after a vote that counted, and
+		// leaves the user out of the set.
 		voters := map[string]bool{}
 		for _, u := range b.Client.SMembers(ctx, key(b, "voted:"+id)).Val() {
 			voters[u] = true
 		}
 		for user, a := range votes {
-			if a.unknown {
+			w, withdrew := unvotes[user]
+			switch {
+			case a.unknown:
 				unknown++
-				continue
+			case !a.counted:
+				disagree++
+			case withdrew && !w.unknown && !w.counted:
+				disagree++ // the vote counted, so there was one to withdraw
+			case !withdrew && !voters[user]:
+				disagree++
 			}
-			if !a.counted || !voters[user] {
+			if withdrew && w.unknown {
+				unknown++
+			}
+			if withdrew && !w.unknown && voters[user] {
 				disagree++
 			}
 		}
@@ -293,11 +402,12 @@ func TestFaults_delays(t *testing.T) {
 		if hot.Votes != int64(len(voters)) || hot.Downvotes != 0 {
 			disagree++
 		}
-		t.Logf("fault harness: voting Post+Vote under 0-3ms stalls, ReadTimeout 2ms, %d goroutines: calls=%d unknown=%d articles=%d votes=%d disagreements=%d",
-			goroutines, 2*calls, unknown, len(all)-2, hot.Votes-2, disagree)
+		t.Logf("fault harness: voting Post+Vote+Unvote under 0-3ms stalls, ReadTimeout 2ms, %d goroutines: calls=%d unknown=%d articles=%d votes=%d withdrawals=%d disagreements=%d",
+			goroutines, 2*calls+len(unvotes), unknown, len(all)-2, hot.Votes-2, len(unvotes), disagree)
 		assert.Zero(t, disagree)
 		assert.Len(t, posts, calls)
 		assert.Len(t, votes, calls)
+		assert.Len(t, unvotes, calls/3)
 		wantScore(t, b, hot, hot.Votes)
 	})
 }

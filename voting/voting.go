@@ -56,7 +56,8 @@ var (
 	// one this package mints: a positive decimal integer).
 	ErrNoArticle = errors.New("voting: no such article")
 	// ErrVotingClosed means that the article was posted [VotingWindow] or
-	// more ago, by the server's clock, so it takes no more votes.
+	// more ago, by the server's clock, so its votes can no longer be cast,
+	// switched, withdrawn or read (its voters are forgotten).
 	ErrVotingClosed = errors.New("voting: voting closed")
 )
 
@@ -65,6 +66,10 @@ var (
 	postLua string
 	//go:embed vote.lua
 	voteLua string
+	//go:embed unvote.lua
+	unvoteLua string
+	//go:embed voteof.lua
+	voteOfLua string
 	//go:embed groups.lua
 	groupsLua string
 	//go:embed grouppage.lua
@@ -72,6 +77,8 @@ var (
 
 	postScript      = script.NewOnce("voting post", postLua)
 	voteScript      = script.NewOnce("voting vote", voteLua)
+	unvoteScript    = script.NewOnce("voting unvote", unvoteLua)
+	voteOfScript    = script.New("voting vote of", voteOfLua)
 	groupsScript    = script.New("voting groups", groupsLua)
 	groupPageScript = script.New("voting group page", groupPageLua)
 )
@@ -270,16 +277,7 @@ func (s *Site) Vote(ctx context.Context, id, user string, d Direction) (bool, er
 		[]string{s.keys.time, s.keys.score, s.keys.articleKey(id), s.keys.votedKey(id), s.keys.downvotedKey(id)},
 		id, user, d.String(), VoteScore, int64(VotingWindow/time.Second))
 	if err != nil {
-		var rerr redis.Error
-		if errors.As(err, &rerr) {
-			switch code, _, _ := strings.Cut(rerr.Error(), " "); code {
-			case "NOARTICLE":
-				err = ErrNoArticle
-			case "VOTINGCLOSED":
-				err = ErrVotingClosed
-			}
-		}
-		return false, fmt.Errorf("voting: vote on article %q: %w", id, err)
+		return false, fmt.Errorf("voting: vote on article %q: %w", id, refusal(err))
 	}
 	r, err := voteScript.AsInt64(v)
 	switch {
@@ -289,6 +287,111 @@ func (s *Site) Vote(ctx context.Context, id, user string, d Direction) (bool, er
 		return false, fmt.Errorf("voting: vote on article %q: script %s: unexpected reply %d", id, voteScript.Name(), r)
 	}
 	return r > 0, nil
+}
+
+// Unvote withdraws user's vote on article id, in one round trip (one
+// script), and reports whether there was one to withdraw. It undoes
+// exactly what the vote did: an up-vote takes 1 from the article's votes
+// and [VoteScore] from its score, a down-vote takes 1 from its downvotes
+// and gives the [VoteScore] back, and the user leaves the voters' set, free
+// to vote again either way. The poster's own up-vote can be withdrawn like
+// any other. A user who holds no vote on the article gets false, and
+// nothing changes.
+//
+// Votes can be withdrawn only while voting is open, the [VotingWindow] in
+// which [Site.Vote] takes them: the voters' sets expire when it closes (as
+// in the book), so who voted, and thus what to withdraw, is no longer
+// known, and the counters and score are final. Unvote then returns
+// [ErrVotingClosed] for every user, voter or not.
+//
+// A re-send of the call by go-redis (after a lost reply) is answered from a
+// record of the first run: a vote withdrawn says true, never "had not
+// voted" (see the package doc's "Lost replies"). When no reply came at
+// all, the error wraps [ria.ErrOutcomeUnknown]: the vote may or may not
+// have been withdrawn (withdrawing again is harmless: [Site.VoteOf] or a
+// second Unvote tells).
+//
+// Unvote returns [ErrNoArticle] if there is no article id, and
+// [ErrVotingClosed] if it was posted [VotingWindow] or more ago by the
+// server's clock; in both cases nothing is written. Its input rules are
+// [Site.Vote]'s: an id that is not a positive decimal integer gets
+// [ErrNoArticle], and an empty user is an error naming it, neither
+// reaching Redis. A key of the article or the site holding something this
+// package did not write there is a [*ria.KeyError], and nothing is written.
+func (s *Site) Unvote(ctx context.Context, id, user string) (bool, error) {
+	if err := checkID(id); err != nil {
+		return false, fmt.Errorf("voting: unvote on article %q: %w", id, err)
+	}
+	if user == "" {
+		return false, fmt.Errorf("voting: unvote on article %q: user: empty", id)
+	}
+	v, err := unvoteScript.RunOnce(ctx, s.rdb, s.keys.onceKey(),
+		[]string{s.keys.time, s.keys.score, s.keys.articleKey(id), s.keys.votedKey(id), s.keys.downvotedKey(id)},
+		id, user, VoteScore, int64(VotingWindow/time.Second))
+	if err != nil {
+		return false, fmt.Errorf("voting: unvote on article %q: %w", id, refusal(err))
+	}
+	r, err := unvoteScript.AsInt64(v)
+	switch {
+	case err != nil:
+		return false, fmt.Errorf("voting: unvote on article %q: %w", id, err)
+	case r < 0 || r > 2:
+		return false, fmt.Errorf("voting: unvote on article %q: script %s: unexpected reply %d", id, unvoteScript.Name(), r)
+	}
+	return r > 0, nil
+}
+
+// VoteOf returns user's vote on article id while voting on it is open, in
+// one round trip (one script, which writes nothing): [Up], [Down], or 0 if
+// the user holds no vote (never voted, or withdrew it with [Site.Unvote]).
+// The poster holds an up-vote from the start. A UI shows its vote buttons'
+// state from it.
+//
+// VoteOf returns [ErrNoArticle] if there is no article id, and
+// [ErrVotingClosed] once voting on it has closed ([VotingWindow] after
+// posting, by the server's clock): the voters' sets expire then, so a 0
+// would claim a user did not vote when that is no longer known; a UI shows
+// the buttons disabled. Its input rules are [Site.Vote]'s: an id that is
+// not a positive decimal integer gets [ErrNoArticle], and an empty user is
+// an error naming it, neither reaching Redis. A key holding something this
+// package did not write there is a [*ria.KeyError].
+func (s *Site) VoteOf(ctx context.Context, id, user string) (Direction, error) {
+	if err := checkID(id); err != nil {
+		return 0, fmt.Errorf("voting: vote of %q on article %q: %w", user, id, err)
+	}
+	if user == "" {
+		return 0, fmt.Errorf("voting: vote of %q on article %q: user: empty", user, id)
+	}
+	v, err := voteOfScript.Run(ctx, s.rdb,
+		[]string{s.keys.time, s.keys.votedKey(id), s.keys.downvotedKey(id)},
+		id, user, int64(VotingWindow/time.Second))
+	if err != nil {
+		return 0, fmt.Errorf("voting: vote of %q on article %q: %w", user, id, refusal(err))
+	}
+	r, err := voteOfScript.AsInt64(v)
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("voting: vote of %q on article %q: %w", user, id, err)
+	case r != 0 && Direction(r) != Up && Direction(r) != Down:
+		return 0, fmt.Errorf("voting: vote of %q on article %q: script %s: unexpected reply %d", user, id, voteOfScript.Name(), r)
+	}
+	return Direction(r), nil
+}
+
+// refusal maps the refusals of the vote scripts (error replies NOARTICLE
+// and VOTINGCLOSED) to [ErrNoArticle] and [ErrVotingClosed]; other errors
+// come back as they are.
+func refusal(err error) error {
+	var rerr redis.Error
+	if errors.As(err, &rerr) {
+		switch code, _, _ := strings.Cut(rerr.Error(), " "); code {
+		case "NOARTICLE":
+			return ErrNoArticle
+		case "VOTINGCLOSED":
+			return ErrVotingClosed
+		}
+	}
+	return err
 }
 
 // Get returns article id, in one round trip (HGETALL and ZSCORE

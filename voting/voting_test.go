@@ -359,8 +359,9 @@ func sorted(ss []string) []string {
 }
 
 // Many goroutines on two clients vote on one article, some users twice at
-// once; the counters, the score and the voters' sets match the distinct
-// voters exactly.
+// once, then switch sides, then vote, switch and withdraw at once; the
+// counters, the score and the voters' sets match the distinct voters (a
+// model of every user's standing vote) exactly.
 func TestSite_Vote_concurrent(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		const (
@@ -452,6 +453,158 @@ func TestSite_Vote_concurrent(t *testing.T) {
 		assert.Zero(t, b.Client.SInterCard(ctx, 0, key(b, "voted:"+id), key(b, "downvoted:"+id)).Val(),
 			"no user on both sides")
 		wantScore(t, b, a, a.Votes-a.Downvotes)
+
+		// Votes, switches and withdrawals at once. The model holds every
+		// user's standing vote: the switchers' as the server ordered them.
+		model := map[string]voting.Direction{"poster": voting.Up}
+		for i := range upVoters {
+			model[fmt.Sprintf("up%d", i)] = voting.Up
+		}
+		for i := range downVoters {
+			model[fmt.Sprintf("down%d", i)] = voting.Down
+		}
+		for i := range switchers {
+			u := fmt.Sprintf("sw%d", i)
+			model[u] = voteOf(t, sites[0], id, u)
+		}
+		const (
+			sequential = 20 // users voting and withdrawing in turn, each from one goroutine
+			steps      = 9
+			contended  = 5 // users voting and withdrawing from 6 goroutines at once
+			hammers    = 6
+		)
+		// Withdraw twice at once (exactly one counts): the poster and every
+		// third up-voter, down-voter and switcher.
+		withdrawers := []string{"poster"}
+		for _, g := range []struct {
+			name string
+			n    int
+		}{{"up", upVoters}, {"down", downVoters}, {"sw", switchers}} {
+			for i := 0; i < g.n; i += 3 {
+				withdrawers = append(withdrawers, fmt.Sprintf("%s%d", g.name, i))
+			}
+		}
+		var (
+			mu        sync.Mutex
+			withdrawn = map[string]int{}
+			final     = map[string]voting.Direction{} // of the sequential users
+			wg3       sync.WaitGroup
+		)
+		errs = make(chan error, 2*len(withdrawers)+sequential*steps+contended*hammers*steps)
+		for _, u := range withdrawers {
+			for j := range 2 {
+				wg3.Go(func() {
+					ok, err := sites[j].Unvote(ctx, id, u)
+					if err != nil {
+						errs <- err
+						return
+					}
+					if ok {
+						mu.Lock()
+						withdrawn[u]++
+						mu.Unlock()
+					}
+				})
+			}
+		}
+		for i := range sequential {
+			wg3.Go(func() {
+				u := fmt.Sprintf("seq%d", i)
+				var held voting.Direction
+				for j := range steps {
+					site := sites[(i+j)%2]
+					switch op := (i*7 + j*3) % 4; op {
+					case 0, 1: // up or down
+						d := voting.Up
+						if op == 1 {
+							d = voting.Down
+						}
+						ok, err := site.Vote(ctx, id, u, d)
+						if err == nil && ok != (held != d) {
+							err = fmt.Errorf("%s step %d: vote %v counted=%v while holding %v", u, j, d, ok, held)
+						}
+						if err != nil {
+							errs <- err
+							return
+						}
+						held = d
+					default: // withdraw
+						ok, err := site.Unvote(ctx, id, u)
+						if err == nil && ok != (held != 0) {
+							err = fmt.Errorf("%s step %d: unvote withdrawn=%v while holding %v", u, j, ok, held)
+						}
+						if err != nil {
+							errs <- err
+							return
+						}
+						held = 0
+					}
+				}
+				mu.Lock()
+				final[u] = held
+				mu.Unlock()
+			})
+		}
+		for i := range contended {
+			for j := range hammers {
+				wg3.Go(func() {
+					u := fmt.Sprintf("con%d", i)
+					for k := range steps {
+						var err error
+						switch (j + k) % 3 {
+						case 0:
+							_, err = sites[k%2].Vote(ctx, id, u, voting.Up)
+						case 1:
+							_, err = sites[k%2].Vote(ctx, id, u, voting.Down)
+						default:
+							_, err = sites[k%2].Unvote(ctx, id, u)
+						}
+						if err != nil {
+							errs <- err
+							return
+						}
+					}
+				})
+			}
+		}
+		wg3.Wait()
+		close(errs)
+		for err := range errs {
+			assert.NoError(t, err)
+		}
+		for _, u := range withdrawers {
+			assert.Equal(t, 1, withdrawn[u], "%s withdrew twice at once: one counts", u)
+			delete(model, u)
+		}
+		require.Len(t, final, sequential)
+		for u, d := range final {
+			if d != 0 {
+				model[u] = d
+			}
+		}
+		for i := range contended { // whatever order the server ran them in
+			u := fmt.Sprintf("con%d", i)
+			if d := voteOf(t, sites[1], id, u); d != 0 {
+				model[u] = d
+			}
+		}
+		var up, down []string
+		for u, d := range model {
+			if d == voting.Up {
+				up = append(up, u)
+			} else {
+				down = append(down, u)
+			}
+		}
+		for _, u := range append(withdrawers, "seq0", "seq1", "seq2", "nobody") {
+			assert.Equal(t, model[u], voteOf(t, sites[0], id, u), "the vote of %s", u)
+		}
+		a = get(t, sites[0], id)
+		assert.Equal(t, int64(len(up)), a.Votes, "the model's up-votes")
+		assert.Equal(t, int64(len(down)), a.Downvotes, "the model's down-votes")
+		assert.Equal(t, sorted(up), sorted(b.Client.SMembers(ctx, key(b, "voted:"+id)).Val()))
+		assert.Equal(t, sorted(down), sorted(b.Client.SMembers(ctx, key(b, "downvoted:"+id)).Val()))
+		wantScore(t, b, a, int64(len(up)-len(down)))
 	})
 }
 
@@ -606,6 +759,17 @@ func TestSite_badInput(t *testing.T) {
 			{"vote ID 0", func() error { _, err := s.Vote(ctx, "0", "u", voting.Up); return err }, "malformed ID", true},
 			{"vote ID -1", func() error { _, err := s.Vote(ctx, "-1", "u", voting.Up); return err }, "malformed ID", true},
 			{"vote ID 01", func() error { _, err := s.Vote(ctx, "01", "u", voting.Up); return err }, "malformed ID", true},
+			{"unvote no user", func() error { _, err := s.Unvote(ctx, "1", ""); return err }, "user: empty", false},
+			{"unvote empty ID", func() error { _, err := s.Unvote(ctx, "", "u"); return err }, "empty ID", true},
+			{"unvote ID abc", func() error { _, err := s.Unvote(ctx, "abc", "u"); return err }, "malformed ID", true},
+			{"unvote ID 0", func() error { _, err := s.Unvote(ctx, "0", "u"); return err }, "malformed ID", true},
+			{"unvote ID -1", func() error { _, err := s.Unvote(ctx, "-1", "u"); return err }, "malformed ID", true},
+			{"unvote ID 01", func() error { _, err := s.Unvote(ctx, "01", "u"); return err }, "malformed ID", true},
+			{"vote of no user", func() error { _, err := s.VoteOf(ctx, "1", ""); return err }, "user: empty", false},
+			{"vote of empty ID", func() error { _, err := s.VoteOf(ctx, "", "u"); return err }, "empty ID", true},
+			{"vote of ID abc", func() error { _, err := s.VoteOf(ctx, "abc", "u"); return err }, "malformed ID", true},
+			{"vote of ID 0", func() error { _, err := s.VoteOf(ctx, "0", "u"); return err }, "malformed ID", true},
+			{"vote of ID +1", func() error { _, err := s.VoteOf(ctx, "+1", "u"); return err }, "malformed ID", true},
 			{"get ID x", func() error { _, err := s.Get(ctx, "x"); return err }, "malformed ID", true},
 			{"page 0", func() error { _, err := s.Page(ctx, voting.ByScore, 0, 10); return err }, "page 0: must be at least 1", false},
 			{"page -1", func() error { _, err := s.Page(ctx, voting.ByTime, -1, 10); return err }, "page -1", false},
@@ -641,6 +805,14 @@ func TestSite_badInput(t *testing.T) {
 		assert.ErrorContains(t, err, `voting: vote on article "1": voting: no such article`)
 		_, err = s.Vote(ctx, "42", "u", voting.Down)
 		assert.ErrorIs(t, err, voting.ErrNoArticle)
+		ok, err := s.Unvote(ctx, "1", "u")
+		assert.ErrorIs(t, err, voting.ErrNoArticle)
+		assert.ErrorContains(t, err, `voting: unvote on article "1": voting: no such article`)
+		assert.False(t, ok)
+		d, err := s.VoteOf(ctx, "42", "u")
+		assert.ErrorIs(t, err, voting.ErrNoArticle)
+		assert.ErrorContains(t, err, `voting: vote of "u" on article "42": voting: no such article`)
+		assert.Zero(t, d)
 		_, err = s.Get(ctx, "1")
 		assert.ErrorIs(t, err, voting.ErrNoArticle)
 		assert.ErrorIs(t, s.UpdateGroups(ctx, "1", []string{"g"}, []string{"h"}), voting.ErrNoArticle)
@@ -666,6 +838,10 @@ func TestSite_Vote_unknownArticle(t *testing.T) {
 
 		_, err := s.Vote(ctx, "2", "bob", voting.Up)
 		assert.ErrorIs(t, err, voting.ErrNoArticle)
+		_, err = s.Unvote(ctx, "2", "alice")
+		assert.ErrorIs(t, err, voting.ErrNoArticle)
+		_, err = s.VoteOf(ctx, "2", "alice")
+		assert.ErrorIs(t, err, voting.ErrNoArticle)
 		assert.ErrorIs(t, s.UpdateGroups(ctx, "2", []string{"g"}, nil), voting.ErrNoArticle)
 		assert.ElementsMatch(t, before, b.Keys(""), "no key created")
 		assert.Equal(t, a, get(t, s, id), "the existing article is untouched")
@@ -682,6 +858,10 @@ func TestSite_roundTrips(t *testing.T) {
 		// (EVALSHA answered by NOSCRIPT, then EVAL).
 		id := post(t, s, "alice", "warm")
 		_, err := s.Vote(ctx, id, "bob", voting.Up)
+		require.NoError(t, err)
+		_, err = s.Unvote(ctx, id, "bob")
+		require.NoError(t, err)
+		_, err = s.VoteOf(ctx, id, "bob")
 		require.NoError(t, err)
 		require.NoError(t, s.UpdateGroups(ctx, id, []string{"g"}, nil))
 		_, err = s.GroupPage(ctx, "g", voting.ByScore, 1, 10)
@@ -700,6 +880,14 @@ func TestSite_roundTrips(t *testing.T) {
 			{"Vote repeated", 1, 1, func() { ok, err := s.Vote(ctx, id, "dave", voting.Up); require.NoError(t, err); require.False(t, ok) }},
 			{"Vote switch", 1, 1, func() { ok, err := s.Vote(ctx, id, "dave", voting.Down); require.NoError(t, err); require.True(t, ok) }},
 			{"Vote unknown", 1, 1, func() { _, err := s.Vote(ctx, "99", "dave", voting.Up); require.ErrorIs(t, err, voting.ErrNoArticle) }},
+			{"VoteOf down", 1, 1, func() { d, err := s.VoteOf(ctx, id, "dave"); require.NoError(t, err); require.Equal(t, voting.Down, d) }},
+			{"VoteOf up", 1, 1, func() { d, err := s.VoteOf(ctx, id, "carol"); require.NoError(t, err); require.Equal(t, voting.Up, d) }},
+			{"VoteOf none", 1, 1, func() { d, err := s.VoteOf(ctx, id, "erin"); require.NoError(t, err); require.Zero(t, d) }},
+			{"VoteOf unknown", 1, 1, func() { _, err := s.VoteOf(ctx, "99", "dave"); require.ErrorIs(t, err, voting.ErrNoArticle) }},
+			{"Unvote", 1, 1, func() { ok, err := s.Unvote(ctx, id, "dave"); require.NoError(t, err); require.True(t, ok) }},
+			{"Unvote repeated", 1, 1, func() { ok, err := s.Unvote(ctx, id, "dave"); require.NoError(t, err); require.False(t, ok) }},
+			{"Unvote unknown", 1, 1, func() { _, err := s.Unvote(ctx, "99", "dave"); require.ErrorIs(t, err, voting.ErrNoArticle) }},
+			{"Vote again", 1, 1, func() { ok, err := s.Vote(ctx, id, "dave", voting.Down); require.NoError(t, err); require.True(t, ok) }},
 			{"Get", 1, 2, func() { get(t, s, id) }},
 			{"Page of 4", 2, 1 + 2*4, func() { p, err := s.Page(ctx, voting.ByScore, 1, 10); require.NoError(t, err); require.Len(t, p, 4) }},
 			{"Page of 2", 2, 1 + 2*2, func() { p, err := s.Page(ctx, voting.ByTime, 2, 2); require.NoError(t, err); require.Len(t, p, 2) }},

@@ -51,6 +51,37 @@ func TestSite_wrongTypes(t *testing.T) {
 				)
 			}
 		})
+		t.Run("Unvote", func(t *testing.T) {
+			// carol holds a vote either way, so the call would write.
+			for _, d := range []voting.Direction{voting.Up, voting.Down} {
+				setup := func() {
+					posted()
+					_, err := s.Vote(ctx, "1", "carol", d)
+					require.NoError(t, err)
+				}
+				b.CheckWrongTypes(t, setup, func() error { _, err := s.Unvote(ctx, "1", "carol"); return err },
+					kr("time", "zset", "voting time index"),
+					kr("score", "zset", "voting score index"),
+					kr("article:1", "hash", "voting article"),
+					kr("voted:1", "set", "voting up-voters"),
+					kr("downvoted:1", "set", "voting down-voters"),
+				)
+			}
+		})
+		t.Run("VoteOf", func(t *testing.T) {
+			setup := func() {
+				posted()
+				_, err := s.Vote(ctx, "1", "carol", voting.Down)
+				require.NoError(t, err)
+			}
+			for _, user := range []string{"alice", "carol", "dave"} {
+				b.CheckWrongTypes(t, setup, func() error { _, err := s.VoteOf(ctx, "1", user); return err },
+					kr("time", "zset", "voting time index"),
+					kr("voted:1", "set", "voting up-voters"),
+					kr("downvoted:1", "set", "voting down-voters"),
+				)
+			}
+		})
 		t.Run("UpdateGroups", func(t *testing.T) {
 			setup := func() {
 				posted()
@@ -117,6 +148,10 @@ func TestSite_corruptValues(t *testing.T) {
 				func() error { _, err := s.Vote(ctx, id, "bob", voting.Up); return err }, "article:" + id, "voting article field votes"},
 			{"downvotes not a number", func() { b.Client.HSet(ctx, key(b, "article:"+id), "downvotes", "1.5") },
 				func() error { _, err := s.Vote(ctx, id, "bob", voting.Down); return err }, "article:" + id, "voting article field downvotes"},
+			{"votes not a number, unvote", func() { b.Client.HSet(ctx, key(b, "article:"+id), "votes", "1e3") },
+				func() error { _, err := s.Unvote(ctx, id, "alice"); return err }, "article:" + id, "voting article field votes"},
+			{"downvotes not a number, unvote", func() { b.Client.HSet(ctx, key(b, "article:"+id), "downvotes", "") },
+				func() error { _, err := s.Unvote(ctx, id, "alice"); return err }, "article:" + id, "voting article field downvotes"},
 		} {
 			c.set()
 			corrupt := b.Snapshot()
