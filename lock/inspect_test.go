@@ -29,6 +29,16 @@ func queueWaiter(t *testing.T, locker *lock.Locker, name string, wait time.Durat
 	return w
 }
 
+// expireNow ends the TTL of key now rather than waiting it out on the
+// clock: PEXPIRE of 1 ms, then it waits until the key is gone (on
+// miniredis, whose clock the test moves, at once).
+func expireNow(t *testing.T, b *redistest.Backend, key string) {
+	t.Helper()
+	require.NoError(t, b.Client.PExpire(t.Context(), key, time.Millisecond).Err())
+	b.FastForward(2 * time.Millisecond)
+	require.Eventually(t, func() bool { return b.Client.Exists(t.Context(), key).Val() == 0 }, 10*time.Second, time.Millisecond)
+}
+
 // assertBroken checks that nothing of lock name is left but its fence
 // counter and the records of Release and Break calls (which expire after
 // the client's retry window).
@@ -71,14 +81,21 @@ func TestLock_State(t *testing.T) {
 		assert.Equal(t, holder.Fence(), s.Fence)
 		assert.Zero(t, s.Waiters)
 
-		// two waiters: one whose place lasts, one whose place expires
+		// two waiters, then the place of one expires (its expiry, server
+		// ms, the first field of its entry, set in the past rather than
+		// waited out: however slow the machine, the other's lasts)
 		queueWaiter(t, locker, "job", 30*time.Second)
-		queueWaiter(t, locker, "job", 200*time.Millisecond)
+		gone := queueWaiter(t, locker, "job", 30*time.Second)
 		s, err = locker.State(ctx, "job")
 		require.NoError(t, err)
 		assert.Equal(t, 2, s.Waiters)
+		waiters := b.Prefix + "{job}:waiters"
+		place, err := b.Client.HGet(ctx, waiters, gone.Token()).Result()
+		require.NoError(t, err)
+		_, ttl, found := strings.Cut(place, " ")
+		require.True(t, found, place)
+		require.NoError(t, b.Client.HSet(ctx, waiters, gone.Token(), "1 "+ttl).Err())
 		before := b.Snapshot()
-		b.FastForward(300 * time.Millisecond)
 		s, err = locker.State(ctx, "job")
 		require.NoError(t, err)
 		assert.Equal(t, 1, s.Waiters, "the expired place is not counted")
@@ -95,11 +112,10 @@ func TestLock_State(t *testing.T) {
 
 		// after the holder's TTL: free, the last fence kept; a waiter that
 		// takes the lock by its own attempt keeps a stale place, not counted
-		short, err := locker.TryAcquire(ctx, "short", 200*time.Millisecond)
+		short, err := locker.TryAcquire(ctx, "short", time.Minute)
 		require.NoError(t, err)
-		// (a place outlives the holder's TTL by the default slack, 2 s)
 		w := queueWaiter(t, newLocker(b), "short", 30*time.Second)
-		b.FastForward(300 * time.Millisecond)
+		expireNow(t, b, ownerKey(b, "short"))
 		s, err = locker.State(ctx, "short")
 		require.NoError(t, err)
 		assert.Equal(t, lock.State{Fence: short.Fence(), Waiters: 1}, s, "expired: free, the waiter still waits")
@@ -190,10 +206,10 @@ func TestLock_Break_queuedHolder(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		locker := newLocker(b)
-		first, err := locker.TryAcquire(ctx, "job", 200*time.Millisecond)
+		first, err := locker.TryAcquire(ctx, "job", time.Minute)
 		require.NoError(t, err)
 		w := queueWaiter(t, locker, "job", 30*time.Second)
-		b.FastForward(300 * time.Millisecond)
+		expireNow(t, b, ownerKey(b, "job"))
 		ok, err := w.AttemptForTest(ctx, 30*time.Second)
 		require.NoError(t, err)
 		require.True(t, ok, "taken by its own attempt, its place kept")
@@ -377,7 +393,7 @@ func TestRWLock_State(t *testing.T) {
 		assert.Equal(t, wr.Fence(), s.Fence)
 		require.NoError(t, wr.Release(ctx))
 
-		r1, err := rw.TryRLock(ctx, 200*time.Millisecond)
+		r1, err := rw.TryRLock(ctx, time.Minute)
 		require.NoError(t, err)
 		r2, err := rw.TryRLock(ctx, time.Minute)
 		require.NoError(t, err)
@@ -391,8 +407,10 @@ func TestRWLock_State(t *testing.T) {
 		assert.Greater(t, s.TTL, 50*time.Second, "the longest lease")
 		assert.Greater(t, r2.Fence(), r1.Fence())
 
+		// r1's lease ends: its deadline (server ms) set in the past rather
+		// than waited out
+		require.NoError(t, b.Client.ZAddXX(ctx, rwKey(b, "cat", "readers"), redis.Z{Score: 1, Member: r1.Token()}).Err())
 		before := b.Snapshot()
-		b.FastForward(300 * time.Millisecond)
 		s, err = rw.State(ctx)
 		require.NoError(t, err)
 		assert.Equal(t, 1, s.Readers, "r1's lease ended")
