@@ -214,7 +214,22 @@
 // ([ErrInFlight]); [Group.RunNow] makes a delayed or retrying task ready at
 // once, at the back of its queue, waking its workers; [Group.Requeue] puts
 // a dead task back; [Group.Cancel] deletes a delayed one; [Group.Pause]
-// and [Group.Resume] stop and restart a queue. Package queue/dashboard
+// and [Group.Resume] stop and restart a queue.
+//
+// Bulk actions: [Group.Purge] deletes every ready task of one queue,
+// [Group.DeleteAllDead] every dead task of the group (the dead set is the
+// group's) and [Group.RequeueAllDead] requeues them all, each task exactly
+// as Delete or Requeue does it (the same Lua), and each returns how many
+// tasks it deleted or requeued. They work in batches of [MaxBulkBatch]
+// tasks, one atomic script call each, so a million tasks never block the
+// server for more than a few milliseconds at a time, and workers,
+// producers and single-task calls can run between batches: a task is
+// taken by a worker or deleted, requeued once (by the bulk action or by a
+// Requeue racing it), never lost, duplicated or left half-deleted, and
+// Stats are right after every batch. A bulk action stops once it has
+// taken out as many tasks as its list or set held at its first batch, so
+// producers (or requeued tasks dying again at once) cannot keep it going
+// forever. Package queue/dashboard
 // serves all of this as a web page (an http.Handler). A worker reports
 // every run of a task to a [Metrics] ([WithMetrics]): its result (ok,
 // retry, dead, given back) and the handler's time; [ExpvarMetrics]
@@ -263,11 +278,13 @@
 //     that this tick enqueued it: Tick still lists it (unless the task
 //     has finished by then).
 //   - [Group.Cancel], [Group.Requeue], [Group.Delete], [Group.RunNow],
-//     [Group.Promote] and [Group.Recover] record their reply for the
-//     client's retry window (a small STRING key, <prefix>{G}:once:<nonce>),
-//     and a re-send gets the first run's answer: never [ErrNotFound] for a
-//     task it cancelled, requeued, deleted or moved, and the count of what
-//     it moved.
+//     and each batch of [Group.Promote], [Group.Recover], [Group.Purge],
+//     [Group.DeleteAllDead] and [Group.RequeueAllDead] record their reply
+//     for the client's retry window (a small STRING key,
+//     <prefix>{G}:once:<nonce>), and a re-send gets the first run's
+//     answer: never [ErrNotFound] for a task it cancelled, requeued,
+//     deleted or moved, and the count of what it moved, deleted or
+//     requeued (a re-sent batch does not take out the next tasks).
 //   - A worker's take carries a lease token new for every take, and
 //     records (took:<worker>, for a lease) the IDs it took. A re-send of it,
 //     by go-redis or by the worker after go-redis gave up (with the same
@@ -295,7 +312,11 @@
 //     per lease: a short lease makes idle workers wake that often.
 //   - [Group.Cancel] removes delayed tasks only; [Group.Delete] removes
 //     ready, delayed and dead ones (a ready one costs a scan of its
-//     queue's ready list), never one in flight. [Group.List] cannot filter
+//     queue's ready list), never one in flight. The bulk actions take a
+//     whole queue's ready tasks or all the group's dead tasks: there is no
+//     bulk action on delayed tasks, and none on the dead tasks of one queue
+//     (the dead set is the group's). A bulk action is atomic per batch, not
+//     as a whole: an error midway leaves the batches before it done. [Group.List] cannot filter
 //     the group's delayed, running and dead sets by queue (each task's
 //     Queue tells it).
 //   - Cron specs are evaluated in UTC only (no time zone, so no daylight
@@ -334,8 +355,9 @@
 //	                              "<name>@cron" -> the last cron time enqueued (Unix seconds)
 //	queue:{G}:unique:<U>  STRING  the ID of the task holding uniqueness key U, with its TTL
 //	queue:{G}:paused      SET     the names of the paused queues
-//	queue:{G}:once:<N>    STRING  the reply of one Cancel, Requeue, Promote or Recover call,
-//	                              for the client's retry window
+//	queue:{G}:once:<N>    STRING  the reply of one Cancel, Requeue, Delete, RunNow call, or of
+//	                              one batch of Promote, Recover, Purge, DeleteAllDead or
+//	                              RequeueAllDead, for the client's retry window
 //
 // A task is one field of the tasks hash, written once by Enqueue (an HSETNX,
 // which also tells an Enqueue's re-send) and read whole by the take that
@@ -402,7 +424,13 @@
 //   - [Scheduler.Tick] 1 for all schedules (see Periodic tasks for cron).
 //   - [Group.Cancel], [Group.Requeue], [Group.Delete], [Group.RunNow], [Group.Stats], [Group.Dead],
 //     [Group.Task], [Group.List] 1 each;
-//     [Group.Promote] and [Group.Recover] 1 per 100 tasks (at least 1).
+//     [Group.Promote] and [Group.Recover] 1 per 100 tasks (at least 1);
+//     [Group.Purge], [Group.DeleteAllDead] and [Group.RequeueAllDead] 1
+//     per [MaxBulkBatch] (1000) tasks (at least 1). On the server, a batch
+//     runs LRANGE or ZRANGE, one HMGET for all its tasks (a requeue: one per
+//     task), a GET per unique lock held, then LTRIM or ZREMRANGEBYRANK and
+//     one HDEL per task (a requeue: ZREM, HDEL and RPUSH per task, LLEN of
+//     each queue's lists once).
 //
 // # Redis Cluster
 //

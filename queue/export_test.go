@@ -77,3 +77,12 @@ func UniqueOf(t Task) string { return t.unique }
 
 // UniqueKeyOf returns the default uniqueness key of a task.
 func UniqueKeyOf(queue, name string, payload []byte) string { return uniqueKey(queue, name, payload) }
+
+// SetBulkBatchForTest sets the tasks per script call of Purge,
+// DeleteAllDead and RequeueAllDead (1 to MaxBulkBatch).
+func (g *Group) SetBulkBatchForTest(n int) {
+	if n < 1 || n > MaxBulkBatch {
+		panic("queue: bulk batch out of range")
+	}
+	g.bulkBatch = n
+}

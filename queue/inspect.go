@@ -19,11 +19,14 @@ var (
 	inspectDeleteLua string
 	//go:embed inspect_runnow.lua
 	inspectRunNowLua string
+	//go:embed inspect_bulk.lua
+	inspectBulkLua string
 
 	listScript = script.New("queue list", libLua+inspectListLua)
 	// Run once per call: a re-send is answered from a record of the first
 	// reply.
-	deleteScript = script.NewOnce("queue delete", libLua+commonLua+inspectDeleteLua)
+	deleteScript = script.NewOnce("queue delete", libLua+commonLua+dropLua+inspectDeleteLua)
+	bulkScript   = script.NewOnce("queue bulk", libLua+commonLua+dropLua+inspectBulkLua)
 	runNowScript = script.NewOnce("queue run now", libLua+commonLua+inspectRunNowLua)
 )
 
@@ -37,6 +40,11 @@ const (
 	MaxListPage = 1000
 	// MaxListOffset is the largest offset of [Group.List].
 	MaxListOffset = 1 << 40
+	// MaxBulkBatch is the most tasks that one script call of
+	// [Group.Purge], [Group.DeleteAllDead] or [Group.RequeueAllDead]
+	// deletes or requeues: each call blocks the server for a few
+	// milliseconds at most, whatever the number of tasks.
+	MaxBulkBatch = 1000
 )
 
 // List returns up to limit tasks in state, skipping the first offset, with
@@ -130,7 +138,8 @@ func (g *Group) List(ctx context.Context, state State, queue string, offset, lim
 // ready task whose stored fields do not parse, gives a [*ria.KeyError],
 // with nothing changed. A re-send of a Delete whose reply was lost gets
 // the first run's answer; if every re-send fails, the error wraps
-// ria.ErrOutcomeUnknown.
+// ria.ErrOutcomeUnknown. [Group.Purge] and [Group.DeleteAllDead] delete a
+// queue's ready tasks, or the dead tasks, all at once.
 func (g *Group) Delete(ctx context.Context, id string) error {
 	if id == "" {
 		return fmt.Errorf("queue: delete in %q: empty ID", g.name)
@@ -171,4 +180,107 @@ func (g *Group) RunNow(ctx context.Context, id string) error {
 		return fmt.Errorf("queue: run now %q in %q: %w", id, g.name, ErrNotFound)
 	}
 	return nil
+}
+
+// Purge deletes every ready task of queue, each as [Group.Delete] does
+// (its fields and its unique lock, if it still holds it), and returns how
+// many it deleted. The queue's delayed, retrying, running and dead tasks
+// are left alone, as are the other queues. It works in batches of
+// [MaxBulkBatch] tasks, one round trip each (an empty queue costs 1):
+// each batch is atomic (a script), so a worker taking tasks from the
+// queue meanwhile takes each task or leaves it to Purge, never both, and
+// between batches the server serves other clients. Purge ends when it
+// finds the queue empty or has taken out as many tasks as the queue held
+// at its first batch, so producers cannot keep it going forever: a task
+// enqueued while it runs may be deleted too, or left.
+//
+// An empty queue name is an error, and nothing is sent; a queue that holds
+// no task (or does not exist: queues need no declaring) gives 0. An ID
+// left in the queue without its task (only a hand edit leaves one) is
+// taken out and not counted. A wake token pending for the queue's idle
+// workers stays: one of them wakes and finds nothing. After an
+// error, the count is of the batches that were answered; an error that
+// wraps ria.ErrOutcomeUnknown means the last batch may have been deleted.
+// A re-send of a batch whose reply was lost gets the first run's answer.
+// A key of the wrong type gives a [*ria.KeyError], with nothing changed by
+// that batch.
+func (g *Group) Purge(ctx context.Context, queue string) (int, error) {
+	if queue == "" {
+		return 0, fmt.Errorf("queue: purge in %q: queue name: empty name", g.name)
+	}
+	n, err := g.bulk(ctx, "purge", g.keys.ready+queue)
+	if err != nil {
+		return n, fmt.Errorf("queue: purge %q in %q: %w", queue, g.name, err)
+	}
+	return n, nil
+}
+
+// DeleteAllDead deletes every dead task of the group (the dead set is the
+// group's, shared by its queues), each as [Group.Delete] does, oldest
+// first, and returns how many it deleted. It works as [Group.Purge] does:
+// batches of [MaxBulkBatch], 1 round trip each, each atomic, until it
+// finds no dead task or has taken out as many as there were at its first
+// batch (a task that dies meanwhile may be deleted too, or left); errors
+// as there.
+func (g *Group) DeleteAllDead(ctx context.Context) (int, error) {
+	n, err := g.bulk(ctx, "delete", "")
+	if err != nil {
+		return n, fmt.Errorf("queue: delete all dead in %q: %w", g.name, err)
+	}
+	return n, nil
+}
+
+// RequeueAllDead moves every dead task of the group back to the end of
+// its queue, each as [Group.Requeue] does (failed attempts and last error
+// cleared, the queue's idle workers woken), oldest death first, and
+// returns how many it requeued. It works as [Group.Purge] does: batches of
+// [MaxBulkBatch], 1 round trip each, each atomic, until it finds no dead
+// task or has taken out as many as there were at its first batch, so
+// tasks that die again at once cannot keep it going forever (but one that
+// dies again while it runs may be requeued twice); errors as there. A
+// dead task whose stored fields do not parse makes the batch that meets
+// it fail with a [*ria.KeyError] naming it: delete it ([Group.Delete]).
+func (g *Group) RequeueAllDead(ctx context.Context) (int, error) {
+	n, err := g.bulk(ctx, "requeue", "")
+	if err != nil {
+		return n, fmt.Errorf("queue: requeue all dead in %q: %w", g.name, err)
+	}
+	return n, nil
+}
+
+// bulk runs inspect_bulk.lua's op in batches of g.bulkBatch IDs, each
+// once (a reply record per call), until the list or set is empty or as
+// many IDs as it held at the first batch are out, and returns the count of
+// tasks of the answered batches.
+func (g *Group) bulk(ctx context.Context, op, ready string) (int, error) {
+	ks := append(g.keys.base(), g.keys.unique)
+	if ready != "" {
+		ks = append(ks, ready)
+	}
+	total, out, budget := 0, int64(0), int64(-1)
+	for {
+		limit := int64(g.bulkBatch)
+		if budget >= 0 && budget-out < limit {
+			limit = budget - out
+		}
+		v, err := bulkScript.RunOnce(ctx, g.rdb, g.keys.once(), ks, op, limit)
+		var r []int64
+		if err == nil {
+			r, err = bulkScript.AsInt64s(v)
+		}
+		if err == nil && (len(r) != 3 || r[0] < 0 || r[1] < 0 || r[2] < 0) {
+			err = fmt.Errorf("script %s: malformed reply %v", bulkScript.Name(), r)
+		}
+		if err != nil {
+			return total, err
+		}
+		if budget < 0 {
+			budget = r[1] + r[2] // the size at the first batch
+		}
+		total += int(r[0])
+		out += r[1]
+		if r[2] == 0 || r[1] == 0 || out >= budget {
+			return total, nil
+		}
+	}
 }

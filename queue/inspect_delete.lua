@@ -2,7 +2,7 @@
 -- retry) or dead, with its fields, and release its unique lock if it still
 -- holds it. A task in flight is left alone. Run once per call
 -- (script.NewOnce): a re-send gets the first reply.
--- (lib.lua and common.lua are prepended.)
+-- (lib.lua, common.lua and drop.lua are prepended.)
 -- KEYS[1..7] the group's keys (common.lua)   KEYS[8] unique lock prefix
 -- ARGV[1] id   ARGV[2] the ID with SCAN pattern characters escaped
 -- returns 1 deleted, 0 no such task, 2 in flight (nothing changed)
@@ -13,9 +13,8 @@ local died = rd('zset', R_DEAD, 'zscore', DEAD, id)
 local v = rd('hash', R_TASKS, 'hget', TASKS, id)
 local q, u
 if v then
-  local _
-  q, _, _, _, u = header(v)
-  read_lock(u)
+  q = header(v)
+  u = read_drop(v)
   if not due and not died then
     if q then
       llen(READY .. q, R_READY)
@@ -47,6 +46,5 @@ elseif redis.call('lrem', READY .. q, 0, id) == 0 then
   until cursor == '0'
 end
 if not v then return 0 end -- a dangling ID, now gone
-forget(id)
-release(id, u)
+drop(id, u)
 return 1

@@ -100,6 +100,8 @@ var (
 	cancelLua string
 	//go:embed requeue.lua
 	requeueLua string
+	//go:embed drop.lua
+	dropLua string
 	//go:embed extend.lua
 	extendLua string
 	//go:embed dead.lua
@@ -119,7 +121,7 @@ var (
 	promoteScript = script.NewOnce("queue promote", libLua+commonLua+promoteLua)
 	recoverScript = script.NewOnce("queue recover", libLua+commonLua+recoverLua)
 	cancelScript  = script.NewOnce("queue cancel", libLua+commonLua+cancelLua)
-	requeueScript = script.NewOnce("queue requeue", libLua+commonLua+requeueLua)
+	requeueScript = script.NewOnce("queue requeue", libLua+commonLua+dropLua+requeueLua)
 )
 
 const (
@@ -182,6 +184,7 @@ type Group struct {
 	codec     Codec
 	deadLimit int
 	keys      keySet
+	bulkBatch int // tasks per script call of the bulk inspector actions (MaxBulkBatch; tests set less)
 }
 
 // New returns the group called name. Every Group of the same name and
@@ -211,7 +214,8 @@ func New(rdb Client, name string, opts ...Option) (*Group, error) {
 	if o.deadLimit < 1 || o.deadLimit > MaxDeadLimit {
 		return nil, fmt.Errorf("queue: new %q: dead limit %d: must be between 1 and %d", name, o.deadLimit, MaxDeadLimit)
 	}
-	return &Group{rdb: rdb, name: name, codec: o.codec, deadLimit: o.deadLimit, keys: newKeySet(keys.New(o.prefix), name)}, nil
+	return &Group{rdb: rdb, name: name, codec: o.codec, deadLimit: o.deadLimit, keys: newKeySet(keys.New(o.prefix), name),
+		bulkBatch: MaxBulkBatch}, nil
 }
 
 // Name returns the group's name.
@@ -588,7 +592,8 @@ func (g *Group) Cancel(ctx context.Context, id string) error {
 // attempts reset, in one round trip. It returns [ErrNotFound] if the task
 // is not dead, and an error for an empty id. A re-send of a Requeue whose
 // reply was lost gets the first run's answer; if every re-send fails, the
-// error wraps ria.ErrOutcomeUnknown.
+// error wraps ria.ErrOutcomeUnknown. [Group.RequeueAllDead] requeues every
+// dead task.
 func (g *Group) Requeue(ctx context.Context, id string) error {
 	if id == "" {
 		return fmt.Errorf("queue: requeue in %q: empty ID", g.name)

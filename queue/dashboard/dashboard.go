@@ -418,7 +418,25 @@ var messages = map[string]string{
 	"pause": "Queue %s paused.", "resume": "Queue %s resumed.",
 }
 
+// The bulk actions' messages, by the redirect's "done" parameter: the
+// queue (purge) and the count of tasks.
+var bulkMessages = map[string]string{
+	"purge": "Queue %s purged: %s deleted.", "requeueall": "Dead tasks requeued: %[2]s.",
+	"deleteall": "Dead tasks deleted: %[2]s.",
+}
+
 func message(q url.Values) string {
+	if f, ok := bulkMessages[q.Get("done")]; ok {
+		n, err := strconv.Atoi(q.Get("n"))
+		if err != nil || n < 0 {
+			return ""
+		}
+		tasks := strconv.Itoa(n) + " tasks"
+		if n == 1 {
+			tasks = "1 task"
+		}
+		return fmt.Sprintf(f, strconv.Quote(q.Get("what")), tasks)
+	}
 	f, ok := messages[q.Get("done")]
 	if !ok {
 		return ""
@@ -438,7 +456,7 @@ func (h *Handler) action(ctx context.Context, w http.ResponseWriter, r *http.Req
 	}
 	op, id, q := r.PostForm.Get("op"), r.PostForm.Get("id"), r.PostForm.Get("queue")
 	var err error
-	what := id
+	what, count := id, ""
 	switch op {
 	case "requeue":
 		err = need(ctx, "task ID", id, h.g.Requeue)
@@ -452,6 +470,26 @@ func (h *Handler) action(ctx context.Context, w http.ResponseWriter, r *http.Req
 	case "resume":
 		what = q
 		err = need(ctx, "queue", q, h.g.Resume)
+	case "purge", "requeueall", "deleteall":
+		// Many tasks at once: the form's confirm box must be ticked.
+		if r.PostForm.Get("confirm") != "yes" {
+			h.fail(w, r, http.StatusBadRequest, fmt.Errorf("action %q: not confirmed (tick the box next to the button)", op))
+			return
+		}
+		var n int
+		switch op {
+		case "purge":
+			what = q
+			err = need(ctx, "queue", q, func(ctx context.Context, q string) (err error) {
+				n, err = h.g.Purge(ctx, q)
+				return err
+			})
+		case "requeueall":
+			n, err = h.g.RequeueAllDead(ctx)
+		default:
+			n, err = h.g.DeleteAllDead(ctx)
+		}
+		count = strconv.Itoa(n)
 	default:
 		h.fail(w, r, http.StatusBadRequest, fmt.Errorf("action %q: unknown", op))
 		return
@@ -475,7 +513,11 @@ func (h *Handler) action(ctx context.Context, w http.ResponseWriter, r *http.Req
 	if strings.Contains(back, "?") {
 		sep = "&"
 	}
-	http.Redirect(w, r, back+sep+url.Values{"done": {op}, "what": {what}}.Encode(), http.StatusSeeOther)
+	v := url.Values{"done": {op}, "what": {what}}
+	if count != "" {
+		v.Set("n", count)
+	}
+	http.Redirect(w, r, back+sep+v.Encode(), http.StatusSeeOther)
 }
 
 var errMissing = errors.New("missing")

@@ -391,6 +391,91 @@ func TestDashboard_actions(t *testing.T) {
 	})
 }
 
+// The bulk actions: shown on the ready and dead pages with a confirm box,
+// refused (400, nothing changed) unconfirmed or (403) without the token,
+// and they say how many tasks they deleted or requeued.
+func TestDashboard_bulkActions(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		g := populate(t, b)
+		srv := serve(t, g, "/queues")
+		c := newClient(t, srv, "/queues")
+		tok := c.token("/")
+		self := []string{"Origin", c.srv, "Sec-Fetch-Site", "same-origin"}
+
+		body := c.page("/ready?queue=email")
+		assert.Contains(t, body, `<input type="hidden" name="op" value="purge">`)
+		assert.Contains(t, body, `<input type="checkbox" name="confirm" value="yes" required>`)
+		body = c.page("/dead")
+		assert.Contains(t, body, `<input type="hidden" name="op" value="requeueall">`)
+		assert.Contains(t, body, `<input type="hidden" name="op" value="deleteall">`)
+		assert.NotContains(t, c.page("/ready?queue=none"), `value="purge"`, "no purge button on an empty queue")
+		assert.NotContains(t, c.page("/delayed"), `value="deleteall"`)
+
+		for _, op := range []url.Values{
+			{"op": {"purge"}, "queue": {"email"}}, {"op": {"requeueall"}}, {"op": {"deleteall"}},
+		} {
+			before := state(t, g)
+			f := url.Values{"csrf": {tok}}
+			for k, v := range op {
+				f[k] = v
+			}
+			code, body := c.post(f, self...)
+			assert.Equal(t, http.StatusBadRequest, code, "%s unconfirmed", op.Get("op"))
+			assert.Contains(t, body, "not confirmed")
+			f.Set("confirm", "yes")
+			f.Del("csrf")
+			code, _ = c.post(f, self...)
+			assert.Equal(t, http.StatusForbidden, code, "%s without token", op.Get("op"))
+			assert.Equal(t, before, state(t, g), "%s refused changed nothing", op.Get("op"))
+		}
+		code, _ := c.post(url.Values{"op": {"purge"}, "confirm": {"yes"}, "csrf": {tok}}, self...)
+		assert.Equal(t, http.StatusBadRequest, code, "purge without a queue")
+
+		code, body = c.post(url.Values{"op": {"purge"}, "queue": {"email"}, "confirm": {"yes"}, "csrf": {tok},
+			"back": {"/queues/ready?queue=email"}}, self...)
+		assert.Equal(t, http.StatusOK, code, body)
+		assert.Contains(t, body, `Queue &#34;email&#34; purged: 4 tasks deleted.`)
+		s, err := g.Stats(ctx, "email")
+		require.NoError(t, err)
+		assert.Zero(t, s.Ready["email"])
+		assert.Equal(t, int64(2), s.Delayed, "delayed tasks stay")
+
+		code, body = c.post(url.Values{"op": {"requeueall"}, "confirm": {"yes"}, "csrf": {tok}, "back": {"/queues/dead"}}, self...)
+		assert.Equal(t, http.StatusOK, code, body)
+		assert.Contains(t, body, `Dead tasks requeued: 1 task.`)
+		info, err := g.Task(ctx, "p1")
+		require.NoError(t, err)
+		assert.Equal(t, queue.StateReady, info.State)
+
+		// p1 dies again (no retry), then deleteall deletes it.
+		quiet := queue.Logger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+		pay, err := queue.NewWorker(g, queue.Queues("pay"), quiet)
+		require.NoError(t, err)
+		require.NoError(t, pay.Handle("charge", queue.HandlerFunc(func(context.Context, *queue.Task) error {
+			return queue.ErrNoRetry
+		})))
+		pctx, stopPay := context.WithCancel(context.Background())
+		payDone := make(chan struct{})
+		go func() { _ = pay.Run(pctx); close(payDone) }()
+		require.Eventually(t, func() bool {
+			s, err := g.Stats(ctx)
+			return err == nil && s.Dead == 1
+		}, 20*time.Second, 5*time.Millisecond, "p1 dies again")
+		stopPay()
+		<-payDone
+		code, body = c.post(url.Values{"op": {"deleteall"}, "confirm": {"yes"}, "csrf": {tok}, "back": {"/queues/dead"}}, self...)
+		assert.Equal(t, http.StatusOK, code, body)
+		assert.Contains(t, body, `Dead tasks deleted: 1 task.`)
+		s, err = g.Stats(ctx)
+		require.NoError(t, err)
+		assert.Zero(t, s.Dead)
+
+		// A count in the URL that is not one shows no message.
+		assert.NotContains(t, c.page("/?done=purge&what=email&n=x"), "purged")
+	})
+}
+
 // The dashboard serves at the root too, and New refuses bad options.
 func TestDashboard_rootAndOptions(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {

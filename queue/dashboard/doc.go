@@ -2,7 +2,10 @@
 // [http.Handler] that shows the group's queues and their counts, lists
 // its ready, delayed, running and dead tasks page by page, shows one
 // task (payload, attempts, last error), and acts on them: requeue a dead
-// task, delete a task, run a delayed task now, pause and resume a queue.
+// task, delete a task, run a delayed task now, pause and resume a queue;
+// and in bulk, each behind a confirm box that must be ticked: delete all
+// ready tasks of a queue ([queue.Group.Purge]), requeue or delete all
+// dead tasks ([queue.Group.RequeueAllDead], [queue.Group.DeleteAllDead]).
 //
 // Pages are rendered on the server with html/template from embedded
 // templates and work without JavaScript; every action is a POST form.
@@ -45,5 +48,6 @@
 // The overview costs one round trip ([queue.Group.Stats]), two when a
 // paused queue is not among [WithQueues] (its ready count); a list page
 // two ([queue.Group.Stats] for the totals, [queue.Group.List]); a task
-// page one ([queue.Group.Task]); an action one.
+// page one ([queue.Group.Task]); an action one, a bulk action one per
+// [queue.MaxBulkBatch] tasks.
 package dashboard
