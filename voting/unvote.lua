@@ -25,17 +25,10 @@ local id, user = ARGV[1], ARGV[2]
 local weight = tonumber(ARGV[3])
 local window = tonumber(ARGV[4])
 
-local bad = check_types({timeKey, 'zset', 'voting time index', scoreKey, 'zset', 'voting score index',
-  article, 'hash', 'voting article', voted, 'set', 'voting up-voters', downvoted, 'set', 'voting down-voters'})
-  or check_hint(article, 'votes', 'voting article') or check_hint(article, 'downvotes', 'voting article')
+local bad = vote_check(timeKey, scoreKey, article, voted, downvoted)
 if bad then return bad end
-
-local posted = redis.call('ZSCORE', timeKey, id)
-if not posted then return redis.error_reply('NOARTICLE voting: no such article') end
-posted = tonumber(posted)
-local t = redis.call('TIME')
-local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
-if now >= posted + window then return redis.error_reply('VOTINGCLOSED voting: voting closed') end
+local closed = vote_closed(timeKey, id, window)
+if closed then return closed end
 
 if redis.call('SREM', voted, user) == 1 then
   redis.call('HINCRBY', article, 'votes', -1)

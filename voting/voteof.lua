@@ -11,16 +11,10 @@ local timeKey, voted, downvoted = KEYS[1], KEYS[2], KEYS[3]
 local id, user = ARGV[1], ARGV[2]
 local window = tonumber(ARGV[3])
 
-local bad = check_types({timeKey, 'zset', 'voting time index',
-  voted, 'set', 'voting up-voters', downvoted, 'set', 'voting down-voters'})
+local bad = vote_check(timeKey, nil, nil, voted, downvoted)
 if bad then return bad end
-
-local posted = redis.call('ZSCORE', timeKey, id)
-if not posted then return redis.error_reply('NOARTICLE voting: no such article') end
-posted = tonumber(posted)
-local t = redis.call('TIME')
-local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
-if now >= posted + window then return redis.error_reply('VOTINGCLOSED voting: voting closed') end
+local closed = vote_closed(timeKey, id, window)
+if closed then return closed end
 
 if redis.call('SISMEMBER', voted, user) == 1 then return 1 end
 if redis.call('SISMEMBER', downvoted, user) == 1 then return -1 end

@@ -64,6 +64,8 @@ var (
 var (
 	//go:embed post.lua
 	postLua string
+	//go:embed votable.lua
+	votableLua string
 	//go:embed vote.lua
 	voteLua string
 	//go:embed unvote.lua
@@ -76,9 +78,9 @@ var (
 	groupPageLua string
 
 	postScript      = script.NewOnce("voting post", postLua)
-	voteScript      = script.NewOnce("voting vote", voteLua)
-	unvoteScript    = script.NewOnce("voting unvote", unvoteLua)
-	voteOfScript    = script.New("voting vote of", voteOfLua)
+	voteScript      = script.NewOnce("voting vote", votableLua+voteLua)
+	unvoteScript    = script.NewOnce("voting unvote", votableLua+unvoteLua)
+	voteOfScript    = script.New("voting vote of", votableLua+voteOfLua)
 	groupsScript    = script.New("voting groups", groupsLua)
 	groupPageScript = script.New("voting group page", groupPageLua)
 )

@@ -1,0 +1,35 @@
+-- votable.lua: what vote.lua, unvote.lua and voteof.lua share (prepended
+-- to each): the checks of a vote's keys, and the voting window.
+
+-- vote_check checks the types of a vote's keys, and the article's vote
+-- counters; scoreKey and article may be nil (a read of the voters only).
+-- It returns the check error, or nil.
+local function vote_check(timeKey, scoreKey, article, voted, downvoted)
+  local spec = {timeKey, 'zset', 'voting time index'}
+  if scoreKey then
+    spec[#spec + 1], spec[#spec + 2], spec[#spec + 3] = scoreKey, 'zset', 'voting score index'
+  end
+  if article then
+    spec[#spec + 1], spec[#spec + 2], spec[#spec + 3] = article, 'hash', 'voting article'
+  end
+  spec[#spec + 1], spec[#spec + 2], spec[#spec + 3] = voted, 'set', 'voting up-voters'
+  spec[#spec + 1], spec[#spec + 2], spec[#spec + 3] = downvoted, 'set', 'voting down-voters'
+  return check_types(spec)
+    or (article and (check_hint(article, 'votes', 'voting article') or check_hint(article, 'downvotes', 'voting article')))
+    or nil
+end
+
+-- vote_closed returns nil and the post time (Unix s) of article id while
+-- voting on it is open: the server's TIME is before its post time (its
+-- score in the time index timeKey) plus window seconds; else the refusal
+-- NOARTICLE or VOTINGCLOSED.
+local function vote_closed(timeKey, id, window)
+  local posted = redis.call('ZSCORE', timeKey, id)
+  if not posted then return redis.error_reply('NOARTICLE voting: no such article') end
+  posted = tonumber(posted)
+  local t = redis.call('TIME')
+  if tonumber(t[1]) + tonumber(t[2]) / 1000000 >= posted + window then
+    return redis.error_reply('VOTINGCLOSED voting: voting closed')
+  end
+  return nil, posted
+end
