@@ -148,15 +148,9 @@ func (b *Board) Jobs(ctx context.Context, offset, count int) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jobsearch: jobs: %w", err)
 	}
-	arr, ok := v.([]any)
-	if !ok {
-		return nil, fmt.Errorf("jobsearch: jobs: bad reply %T", v)
-	}
-	out := make([]string, len(arr))
-	for i, e := range arr {
-		if out[i], ok = e.(string); !ok {
-			return nil, fmt.Errorf("jobsearch: jobs: bad reply element %T", e)
-		}
+	out, err := jobsScript.AsStrings(v)
+	if err != nil {
+		return nil, fmt.Errorf("jobsearch: jobs: %w", err)
 	}
 	return out, nil
 }

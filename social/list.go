@@ -193,7 +193,7 @@ func (n *Network) DeleteList(ctx context.Context, owner, name string) error {
 	v, err := listDropScript.RunOnce(ctx, n.rdb, n.onceKey(owner), []string{n.listsKey(owner), members, tl}, name, listPage)
 	for err == nil {
 		var page []string
-		if page, err = stringReply(v); err != nil || len(page) == 0 {
+		if page, err = listDropScript.AsStrings(v); err != nil || len(page) == 0 {
 			break
 		}
 		calls := make([]*script.Call, len(page))
@@ -215,22 +215,6 @@ func (n *Network) DeleteList(ctx context.Context, owner, name string) error {
 		return fmt.Errorf("social: delete list %q: %w", entry, refusal(err))
 	}
 	return nil
-}
-
-// stringReply returns the reply v of a script that answers an array of
-// strings.
-func stringReply(v any) ([]string, error) {
-	arr, ok := v.([]any)
-	if !ok {
-		return nil, fmt.Errorf("unexpected reply %v", v)
-	}
-	out := make([]string, len(arr))
-	for i, x := range arr {
-		if out[i], ok = x.(string); !ok {
-			return nil, fmt.Errorf("unexpected reply %v", v)
-		}
-	}
-	return out, nil
 }
 
 // checkListArgs checks the arguments of a list change.

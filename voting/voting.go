@@ -529,9 +529,9 @@ func (s *Site) GroupPage(ctx context.Context, group string, o Order, page, size 
 	if err != nil {
 		return nil, fmt.Errorf("voting: group page %q %d by %v: %w", group, page, o, err)
 	}
-	ids, err := strings1(v)
+	ids, err := groupPageScript.AsStrings(v)
 	if err != nil {
-		return nil, fmt.Errorf("voting: group page %q %d by %v: script %s: %w", group, page, o, groupPageScript.Name(), err)
+		return nil, fmt.Errorf("voting: group page %q %d by %v: %w", group, page, o, err)
 	}
 	as, err := s.fetch(ctx, ids)
 	if err != nil {
@@ -648,22 +648,4 @@ func pageRange(o Order, page, size int) (start, stop int64, err error) {
 	}
 	start = int64(page-1) * int64(size)
 	return start, start + int64(size) - 1, nil
-}
-
-// strings1 converts a script's array reply of strings.
-func strings1(v any) ([]string, error) {
-	if v == nil {
-		return nil, nil
-	}
-	arr, ok := v.([]any)
-	if !ok {
-		return nil, fmt.Errorf("want an array reply, got %T", v)
-	}
-	out := make([]string, len(arr))
-	for i, e := range arr {
-		if out[i], ok = e.(string); !ok {
-			return nil, fmt.Errorf("want a string at %d, got %T", i, e)
-		}
-	}
-	return out, nil
 }

@@ -149,6 +149,25 @@ func (s *Script) AsInt64(v any) (int64, error) {
 	return n, nil
 }
 
+// AsStrings checks that v, a reply of s, is an array of strings; a nil
+// reply (Lua nil or false) is an empty one.
+func (s *Script) AsStrings(v any) ([]string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	arr, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("script %s: want an array reply, got %T", s.name, v)
+	}
+	out := make([]string, len(arr))
+	for i, e := range arr {
+		if out[i], ok = e.(string); !ok {
+			return nil, fmt.Errorf("script %s: want a string at %d, got %T", s.name, i, e)
+		}
+	}
+	return out, nil
+}
+
 // AsInt64s checks that v, a reply of s, is an array of integers.
 func (s *Script) AsInt64s(v any) ([]int64, error) {
 	arr, ok := v.([]any)
