@@ -14,7 +14,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/ria-go/ria"
 	"github.com/ria-go/ria/internal/keys"
 	"github.com/ria-go/ria/internal/script"
 )
@@ -42,6 +41,7 @@ type Client interface {
 	EvalShaRO(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd
 	ScriptExists(ctx context.Context, hashes ...string) *redis.BoolSliceCmd
 	ScriptLoad(ctx context.Context, script string) *redis.StringCmd
+	Do(ctx context.Context, args ...any) *redis.Cmd // TYPE, to name a key of another type
 }
 
 var (
@@ -228,15 +228,13 @@ func (s *Store) raw(ctx context.Context, typ, component string) ([]byte, error) 
 	s.mu.Unlock()
 	now := s.now()
 	if !ok || !now.Before(e.until) {
-		v, err := s.rdb.Get(ctx, s.key(typ, component)).Bytes()
+		k := s.key(typ, component)
+		v, err := s.rdb.Get(ctx, k).Bytes()
 		switch {
 		case errors.Is(err, redis.Nil):
 			v = nil
-		case err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE"):
-			kerr := &ria.KeyError{Role: "config value", Key: s.key(typ, component), Got: "another type", Want: "a string", Err: ria.ErrWrongType}
-			return nil, fmt.Errorf("config: get %s %q: %w", typ, component, kerr)
 		case err != nil:
-			return nil, fmt.Errorf("config: get %s %q: %w", typ, component, err)
+			return nil, fmt.Errorf("config: get %s %q: %w", typ, component, script.WrongType(ctx, s.rdb, err, k, "config value", "string"))
 		}
 		e = entry{raw: v, until: now.Add(s.o.maxAge)}
 		s.mu.Lock()

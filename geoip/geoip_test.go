@@ -426,6 +426,11 @@ func TestWrongTypes(t *testing.T) {
 		version := redistest.KeyRole{Key: b.Prefix + "{wt}:version", Type: "string", Role: "geoip version"}
 		lookup := func() error { _, err := db.Lookup(ctx, netip.MustParseAddr("1.0.0.2")); return err }
 		b.CheckWrongTypes(t, setup, lookup, ranges)
+		b.CheckWrongTypes(t, setup, func() error {
+			_, err := db.LookupMany(ctx, []netip.Addr{netip.MustParseAddr("1.0.0.2"), netip.MustParseAddr("1.0.0.3")})
+			return err
+		}, ranges)
+		b.CheckWrongTypes(t, setup, func() error { _, err := db.Version(ctx); return err }, version)
 		b.CheckWrongTypes(t, setup, func() error { _, err := db.ImportRanges(ctx, strings.NewReader(csv)); return err }, ranges, version)
 		// The records of a GeoLite City data set carry its version: put
 		// the wrong type at the live one by hand.

@@ -63,8 +63,8 @@ func TestBadInput(t *testing.T) {
 	})
 }
 
-// Both writes refuse a key of the wrong type, naming it and its role, and
-// change nothing.
+// Both writes and both reads refuse a key of the wrong type, naming it and
+// its role, and change nothing.
 func TestWrongTypes(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
@@ -78,6 +78,11 @@ func TestWrongTypes(t *testing.T) {
 		recent := redistest.KeyRole{Key: key(b, "app", "recent:info"), Type: "list", Role: "logs recent"}
 		b.CheckWrongTypes(t, setup, func() error { return l.LogRecent(ctx, "app", e) }, recent)
 		b.CheckWrongTypes(t, setup, func() error { return l.LogCommon(ctx, "app", e, late) }, recent,
+			redistest.KeyRole{Key: key(b, "app", "common:info"), Type: "zset", Role: "logs common"},
+			redistest.KeyRole{Key: key(b, "app", "last:info"), Type: "zset", Role: "logs common previous hour"},
+			redistest.KeyRole{Key: key(b, "app", "hours"), Type: "hash", Role: "logs hours"})
+		b.CheckWrongTypes(t, setup, func() error { _, err := l.Recent(ctx, "app", logs.Info); return err }, recent)
+		b.CheckWrongTypes(t, setup, func() error { _, _, err := l.Common(ctx, "app", logs.Info, 5); return err },
 			redistest.KeyRole{Key: key(b, "app", "common:info"), Type: "zset", Role: "logs common"},
 			redistest.KeyRole{Key: key(b, "app", "last:info"), Type: "zset", Role: "logs common previous hour"},
 			redistest.KeyRole{Key: key(b, "app", "hours"), Type: "hash", Role: "logs hours"})

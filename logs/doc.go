@@ -54,9 +54,10 @@
 // # Keys of the wrong type
 //
 // The write script checks the type of every key, and the hour it parses,
-// before its first write: a key written by someone else gives a
-// *ria.KeyError naming the key and its role ("logs recent", "logs common",
-// "logs common previous hour", "logs hours") and nothing changes.
+// before its first write, and the reads ([Logs.Recent], [Logs.Common])
+// name a key of another type the same way: a key written by someone else
+// gives a *ria.KeyError naming the key and its role ("logs recent", "logs
+// common", "logs common previous hour", "logs hours") and nothing changes.
 //
 // # Limits
 //

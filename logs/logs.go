@@ -67,6 +67,7 @@ type Client interface {
 
 	Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
 	LRange(ctx context.Context, key string, start, stop int64) *redis.StringSliceCmd
+	Do(ctx context.Context, args ...any) *redis.Cmd // TYPE, to name a key of another type
 }
 
 var (
@@ -256,7 +257,7 @@ func (l *Logs) Recent(ctx context.Context, name, severity string) ([]Message, er
 	key := l.recentKey(name, severity)
 	raw, err := l.rdb.LRange(ctx, key, 0, -1).Result()
 	if err != nil {
-		return nil, fmt.Errorf("logs: recent %q: %w", name, err)
+		return nil, fmt.Errorf("logs: recent %q: %w", name, script.WrongType(ctx, l.rdb, err, key, "logs recent", "list"))
 	}
 	out := make([]Message, len(raw))
 	for i, r := range raw {
@@ -303,8 +304,22 @@ func (l *Logs) Common(ctx context.Context, name, severity string, n int) (cur, p
 		p = pp.ZRevRangeWithScores(ctx, l.lastKey(name, severity), 0, int64(n-1))
 		return nil
 	})
-	if err != nil && err != redis.Nil {
-		return Hour{}, Hour{}, fmt.Errorf("logs: common %q: %w", name, err)
+	if err != nil { // the first error, maybe a missing hour (redis.Nil) before a key of another type
+		for _, r := range []struct {
+			cmd             redis.Cmder
+			key, role, want string
+		}{
+			{hour, l.hoursKey(name), "logs hours", "hash"},
+			{c, l.commonKey(name, severity), "logs common", "zset"},
+			{p, l.lastKey(name, severity), "logs common previous hour", "zset"},
+		} {
+			if cerr := r.cmd.Err(); cerr != nil && cerr != redis.Nil {
+				return Hour{}, Hour{}, fmt.Errorf("logs: common %q: %w", name, script.WrongType(ctx, l.rdb, cerr, r.key, r.role, r.want))
+			}
+		}
+		if err != redis.Nil {
+			return Hour{}, Hour{}, fmt.Errorf("logs: common %q: %w", name, err)
+		}
 	}
 	if hour.Err() == redis.Nil {
 		return Hour{}, Hour{}, nil

@@ -59,7 +59,8 @@
 //     (every key they write is WATCHed, so the checks still hold at EXEC).
 //     A key someone else wrote makes the call fail with a *ria.KeyError
 //     naming the key and its role ([ria.ErrWrongType], [ria.ErrCorrupt])
-//     and change nothing.
+//     and change nothing. The reads ([Market.User], [Market.Inventory],
+//     [Market.Listings], ...) name such a key the same way.
 //   - Buying your own listing is refused ([ErrOwnListing]) before reaching
 //     Redis. Bad input (empty IDs, an item ID with '.', a price outside
 //     [1, [MaxPrice]], a deposit outside [0 or 1, [MaxFunds]]) is refused

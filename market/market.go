@@ -353,7 +353,7 @@ func (m *Market) User(ctx context.Context, id string) (User, error) {
 		cmd = p.HMGet(ctx, m.keys.user(id), "name", "funds")
 		return nil
 	}); err != nil {
-		return User{}, fmt.Errorf("market: user %q: %w", id, err)
+		return User{}, fmt.Errorf("market: user %q: %w", id, script.WrongType(ctx, m.rdb, err, m.keys.user(id), roleUser, "hash"))
 	}
 	v := cmd.Val()
 	name, _ := v[0].(string)
@@ -393,6 +393,9 @@ func (m *Market) Inventory(ctx context.Context, id string) ([]string, error) {
 		members = p.SMembers(ctx, m.keys.inventory(id))
 		return nil
 	}); err != nil {
+		if merr := members.Err(); merr != nil {
+			err = script.WrongType(ctx, m.rdb, merr, m.keys.inventory(id), roleInventory, "set")
+		}
 		return nil, fmt.Errorf("market: inventory of %q: %w", id, err)
 	}
 	if exists.Val() == 0 {
@@ -414,7 +417,7 @@ func (m *Market) Price(ctx context.Context, seller, item string) (int64, error) 
 		cmd = p.ZScore(ctx, m.keys.listings, member(seller, item))
 		return nil
 	})); err != nil {
-		return 0, fmt.Errorf("market: price of %q from %q: %w", item, seller, err)
+		return 0, fmt.Errorf("market: price of %q from %q: %w", item, seller, script.WrongType(ctx, m.rdb, err, m.keys.listings, roleListings, "zset"))
 	}
 	price, err := m.listedPrice(cmd, member(seller, item))
 	if err != nil {
@@ -434,7 +437,7 @@ func (m *Market) Listings(ctx context.Context, n int) ([]Listing, error) {
 		cmd = p.ZRangeWithScores(ctx, m.keys.listings, 0, int64(n-1))
 		return nil
 	}); err != nil {
-		return nil, fmt.Errorf("market: listings: %w", err)
+		return nil, fmt.Errorf("market: listings: %w", script.WrongType(ctx, m.rdb, err, m.keys.listings, roleListings, "zset"))
 	}
 	zs := cmd.Val()
 	out := make([]Listing, 0, len(zs))
@@ -466,6 +469,11 @@ func (m *Market) Totals(ctx context.Context) (Totals, error) {
 		items = p.SCard(ctx, m.keys.items)
 		return nil
 	})); err != nil {
+		if merr := money.Err(); merr != nil && merr != redis.Nil {
+			err = script.WrongType(ctx, m.rdb, merr, m.keys.money, roleMoney, "string")
+		} else if ierr := items.Err(); ierr != nil {
+			err = script.WrongType(ctx, m.rdb, ierr, m.keys.items, roleItems, "set")
+		}
 		return Totals{}, fmt.Errorf("market: totals: %w", err)
 	}
 	t := Totals{Items: items.Val()}

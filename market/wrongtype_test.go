@@ -16,7 +16,7 @@ import (
 // before its first write (the scripts with check_types, the WATCH variants
 // with TYPE in their watched reads): a key someone else wrote makes it
 // fail with a *ria.KeyError naming the key and its role, and change
-// nothing.
+// nothing. The plain reads name such a key the same way.
 func TestMarket_wrongTypes(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
@@ -58,6 +58,15 @@ func TestMarket_wrongTypes(t *testing.T) {
 		}
 		t.Run("Unlist", func(t *testing.T) {
 			b.CheckWrongTypes(t, listed, func() error { return m.Unlist(ctx, "17", "ItemA") }, listings, inv("17"))
+		})
+		t.Run("reads", func(t *testing.T) {
+			// The plain reads name a key of another type the same way.
+			b.CheckWrongTypes(t, scenario, func() error { _, err := m.User(ctx, "17"); return err }, user("17"))
+			b.CheckWrongTypes(t, scenario, func() error { _, err := m.Funds(ctx, "17"); return err }, user("17"))
+			b.CheckWrongTypes(t, scenario, func() error { _, err := m.Inventory(ctx, "17"); return err }, inv("17"))
+			b.CheckWrongTypes(t, listed, func() error { _, err := m.Price(ctx, "17", "ItemA"); return err }, listings)
+			b.CheckWrongTypes(t, listed, func() error { _, err := m.Listings(ctx, 10); return err }, listings)
+			b.CheckWrongTypes(t, scenario, func() error { _, err := m.Totals(ctx); return err }, money, items)
 		})
 		buyKeys := []redistest.KeyRole{listings, user("27"), user("17"), inv("27")}
 		for _, v := range variants {

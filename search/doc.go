@@ -94,9 +94,10 @@
 //
 // Every script checks the type of every key it reads or writes (document
 // IDs, stats, document hashes, postings, score ZSETs, cached results)
-// before its first write: a key someone else wrote with another type is a
-// *ria.KeyError (ria.ErrWrongType) naming the key and its role ("search
-// posting", ...), and nothing is changed. A malformed document number or
+// before its first write, and so does the statistics read of a sharded
+// [ByRelevance] search (index stats, postings): a key someone else wrote
+// with another type is a *ria.KeyError (ria.ErrWrongType) naming the key
+// and its role ("search posting", ...), and nothing is changed. A malformed document number or
 // document hash is a *ria.KeyError matching ria.ErrCorrupt.
 //
 // # Round trips

@@ -28,6 +28,7 @@ type Client interface {
 	// Pipelined carries the scripts of all shards of a call: one round
 	// trip per node.
 	Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
+	Do(ctx context.Context, args ...any) *redis.Cmd // TYPE, to name a key of another type
 }
 
 var (

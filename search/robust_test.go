@@ -67,6 +67,22 @@ func TestWrongTypes(t *testing.T) {
 			redistest.KeyRole{Key: post, Type: "set", Role: "search posting"},
 			redistest.KeyRole{Key: s.Key("")[:len(s.Key(""))-2] + "n", Type: "hash", Role: "search index stats"},
 		)
+		// A sharded relevance search reads every shard's statistics and
+		// document frequencies first, in one pipeline.
+		y, err := search.New(b.Client, "sharded", search.WithPrefix(b.Prefix), search.WithShards(3),
+			search.WithFields(search.NumericField("updated"), search.TextField("title")), search.WithScores("update", "votes"))
+		require.NoError(t, err)
+		var sharded []redistest.KeyRole
+		for i := range 3 {
+			s := y.Shard(i)
+			sharded = append(sharded,
+				redistest.KeyRole{Key: s.Key("")[:len(s.Key(""))-2] + "n", Type: "hash", Role: "search index stats"},
+				redistest.KeyRole{Key: s.TermKey("redis"), Type: "set", Role: "search posting"})
+		}
+		b.CheckWrongTypes(t, func() { load(t, y) }, func() error {
+			_, err := y.Search(ctx, "redis", search.ByRelevance())
+			return err
+		}, sharded...)
 		// Page: the cached result (renamed to a fixed search ID so that
 		// the keys are known before setup runs).
 		const sid = "id0.fixed"

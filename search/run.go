@@ -360,6 +360,16 @@ func (x *Index) globalStats(ctx context.Context, tokens []string) ([]any, error)
 		return nil
 	})
 	if err != nil {
+		for i, k := range x.shards {
+			if cerr := st[i].v.Err(); cerr != nil {
+				return nil, fmt.Errorf("index statistics: %w", script.WrongType(ctx, x.rdb, cerr, k.stats, "search index stats", "hash"))
+			}
+			for j, c := range st[i].df {
+				if cerr := c.Err(); cerr != nil {
+					return nil, fmt.Errorf("index statistics: %w", script.WrongType(ctx, x.rdb, cerr, k.setPrefix+tokens[j], "search posting", "set"))
+				}
+			}
+		}
 		return nil, fmt.Errorf("index statistics: %w", err)
 	}
 	var n, total int64

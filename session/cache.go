@@ -53,7 +53,7 @@ func (s *Store) CanCache(ctx context.Context, req string) (bool, error) {
 	case err == redis.Nil:
 		return false, nil
 	case err != nil:
-		return false, fmt.Errorf("session: can cache %q: %w", req, err)
+		return false, fmt.Errorf("session: can cache %q: %w", req, script.WrongType(ctx, s.rdb, err, s.keys.viewsKey(), "session view ranking", "zset"))
 	}
 	return rank < s.cacheTop, nil
 }

@@ -74,7 +74,9 @@
 //     holding something this package did not write there makes the call
 //     fail with a *ria.KeyError naming the key and its role (for instance
 //     "session viewed items"), matching ria.ErrWrongType, having changed
-//     nothing: a failed UpdateToken logs nobody in.
+//     nothing: a failed UpdateToken logs nobody in. The plain reads
+//     ([Store.CheckToken], [Store.Viewed], [Store.Cart], ...) name such a
+//     key the same way.
 //
 // # Lost replies
 //

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/ria-go/ria/internal/script"
 )
 
 // Loader loads the current content of a database row for the row cache
@@ -66,7 +68,7 @@ func (s *Store) Row(ctx context.Context, rowID string) (data []byte, ok bool, er
 	case err == redis.Nil:
 		return nil, false, nil
 	case err != nil:
-		return nil, false, fmt.Errorf("session: row %q: %w", rowID, err)
+		return nil, false, fmt.Errorf("session: row %q: %w", rowID, script.WrongType(ctx, s.rdb, err, s.keys.rowKey(rowID), "session row", "string"))
 	}
 	return data, true, nil
 }

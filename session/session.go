@@ -195,7 +195,7 @@ func (s *Store) CheckToken(ctx context.Context, token string) (user string, ok b
 	case err == redis.Nil:
 		return "", false, nil
 	case err != nil:
-		return "", false, fmt.Errorf("session: check token: %w", err)
+		return "", false, fmt.Errorf("session: check token: %w", script.WrongType(ctx, s.rdb, err, s.keys.loginKey(), "session logins", "hash"))
 	}
 	return user, true, nil
 }
@@ -246,7 +246,7 @@ func (s *Store) Viewed(ctx context.Context, token string) ([]string, error) {
 	}
 	items, err := s.rdb.ZRevRange(ctx, s.keys.viewedKey(token), 0, -1).Result()
 	if err != nil {
-		return nil, fmt.Errorf("session: viewed: %w", err)
+		return nil, fmt.Errorf("session: viewed: %w", script.WrongType(ctx, s.rdb, err, s.keys.viewedKey(token), "session viewed items", "zset"))
 	}
 	return items, nil
 }
@@ -288,7 +288,7 @@ func (s *Store) TopViewed(ctx context.Context, offset, count int) ([]ItemViews, 
 func (s *Store) Sessions(ctx context.Context) (int64, error) {
 	n, err := s.rdb.ZCard(ctx, s.keys.recentKey()).Result()
 	if err != nil {
-		return 0, fmt.Errorf("session: sessions: %w", err)
+		return 0, fmt.Errorf("session: sessions: %w", script.WrongType(ctx, s.rdb, err, s.keys.recentKey(), "session recent", "zset"))
 	}
 	return n, nil
 }
@@ -331,7 +331,7 @@ func (s *Store) Cart(ctx context.Context, token string) (map[string]int, error) 
 	}
 	raw, err := s.rdb.HGetAll(ctx, s.keys.cartKey(token)).Result()
 	if err != nil {
-		return nil, fmt.Errorf("session: cart: %w", err)
+		return nil, fmt.Errorf("session: cart: %w", script.WrongType(ctx, s.rdb, err, s.keys.cartKey(token), "session cart", "hash"))
 	}
 	cart := make(map[string]int, len(raw))
 	for item, v := range raw {

@@ -16,7 +16,7 @@ import (
 // Every script-backed operation checks every key it relies on before its
 // first write, the keys it builds from a prefix included: a key of another
 // type makes it fail with a *ria.KeyError naming the key and its role, and
-// changes nothing.
+// changes nothing. The plain reads name such a key the same way.
 func TestStore_wrongTypes(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
@@ -101,6 +101,18 @@ func TestStore_wrongTypes(t *testing.T) {
 				schedule, delay)
 			b.CheckWrongTypes(t, setup, func() error { return s.ScheduleRowCache(ctx, "r", -1) },
 				schedule, delay, row)
+		})
+		t.Run("reads", func(t *testing.T) {
+			// The plain reads name a key of another type the same way.
+			b.CheckWrongTypes(t, seen, func() error { _, _, err := s.CheckToken(ctx, "tok"); return err }, login)
+			b.CheckWrongTypes(t, seen, func() error { _, err := s.Viewed(ctx, "tok"); return err },
+				kr("viewed:tok", "zset", "session viewed items"))
+			b.CheckWrongTypes(t, seen, func() error { _, err := s.Sessions(ctx); return err }, recent)
+			b.CheckWrongTypes(t, seen, func() error { _, err := s.Cart(ctx, "tok"); return err },
+				kr("cart:tok", "hash", "session cart"))
+			b.CheckWrongTypes(t, seen, func() error { _, err := s.CanCache(ctx, "/?item=7"); return err }, views)
+			b.CheckWrongTypes(t, func() { require.NoError(t, s.ScheduleRowCache(ctx, "r", time.Second)) },
+				func() error { _, _, err := s.Row(ctx, "r"); return err }, row)
 		})
 		t.Run("CacheDue", func(t *testing.T) {
 			clock := newFakeClock()

@@ -187,18 +187,9 @@ func loadMeta(ctx context.Context, rdb Client, kind, name, key string, ps []para
 
 // wrongType turns a WRONGTYPE reply to a plain command on key (scripts
 // check their keys themselves) into a *ria.KeyError naming the key's role
-// and the type it holds (read with TYPE, best effort: one more round trip
-// on this error path only). Other errors are returned as they are.
+// and the type it holds: [script.WrongType].
 func wrongType(ctx context.Context, rdb Client, err error, key, role, want string) error {
-	var rerr redis.Error
-	if !errors.As(err, &rerr) || !strings.HasPrefix(rerr.Error(), "WRONGTYPE") {
-		return err
-	}
-	got := "another type"
-	if t, terr := rdb.Do(ctx, "type", key).Text(); terr == nil {
-		got = "a " + t
-	}
-	return &ria.KeyError{Role: role, Key: key, Got: got, Want: "a " + want, Err: ria.ErrWrongType}
+	return script.WrongType(ctx, rdb, err, key, role, want)
 }
 
 // batchErr collects the errors of a pipeline's commands on shard keys,
