@@ -293,9 +293,11 @@ func TestLock_State_Break_roundTrips(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		locker := newLocker(b)
-		_, err := locker.State(ctx, "warm") // load the scripts
+		// load the scripts on the node of "job" (on a Cluster, another
+		// name's node may not be it)
+		_, err := locker.State(ctx, "job")
 		require.NoError(t, err)
-		_, err = locker.Break(ctx, "warm")
+		_, err = locker.Break(ctx, "job")
 		require.NoError(t, err)
 		_, err = locker.TryAcquire(ctx, "job", time.Minute)
 		require.NoError(t, err)
@@ -454,7 +456,10 @@ func TestFaults_Break_delay(t *testing.T) {
 			o.ReadTimeout = 100 * time.Millisecond
 			o.MaxRetries = 1
 		})
-		_, err := locker.Break(ctx, "warm") // load the script
+		// Load the script on the node of "job" (on a Cluster another name's
+		// node may not be it): a NOSCRIPT reply held past the read timeout
+		// would leave the Break never run.
+		_, err := locker.Break(ctx, "job")
 		require.NoError(t, err)
 		h := redistest.NewHarness(t, f, "lock Break delayed replies")
 		other := newLocker(b)
