@@ -93,7 +93,7 @@
 // minted fence and its own TTL, or the lock is deleted when nobody waits.
 // The holder's own place in the queue, if it kept one, is taken out (the
 // lock never goes back to it), and a hand-over it has not read yet is
-// deleted. It returns false, changing nothing, if the lock is free.
+// deleted. It returns false, changing nothing but its reply record, if the lock is free.
 //
 // What Break gives up is mutual exclusion for the broken holder: it is not
 // told, and may go on acting as holder beside the next one until it calls

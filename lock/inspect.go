@@ -153,7 +153,7 @@ func (lk *Locker) state(ctx context.Context, keys []string, role string) (stateR
 // hand without one), in one round trip. It does what the holder's
 // [Lock.Release] would: it hands the lock to the first live waiter, with a
 // newly minted fence, or deletes it when nobody waits. It returns false if
-// the lock was not held (then it changes nothing).
+// the lock was not held (then it changes nothing but its reply record).
 //
 // The broken holder is not told: it learns from its next [Lock.Extend] or
 // [Lock.Release] ([ErrNotHeld]; a running [Lock.KeepAlive] cancels its ctx

@@ -219,21 +219,22 @@
 // next batch (publish, first batch and enqueue sent side by side: 2 round
 // trips of wall time), Delete 2 plus 1 to enqueue the clean when the
 // author has followers or lists, Follow 3 (4 when the followed user posted
-// during the follow), Unfollow 3, Page 1 on one server (page.lua reads the
-// timeline, the statuses and the top-ups; the statuses' keys are built
-// from the key prefix, not declared, as feed.lua's), else 1 plus 1 per
-// node (the statuses' hashes, pipelined) and the same again for each of at
-// most two top-ups after deleted statuses, Status 1 (0 when the status
-// cache holds it), Follows 1, Followers and Following 1, CreateList 1,
-// AddToList 3 (or 4, as Follow), RemoveFromList 3, DeleteList 1 plus 2 per
-// 500 members (1 per node for the members' sides), ListPage as Page,
-// ListMembers and Lists 1, Refill 1 per 500 followed users plus 1 per node
-// per 500 plus 1, a fan-out or clean task 2 plus 1 per node. With
-// [WithInactiveAfter], a home Page records the read in the same script
-// (elsewhere in its first read), plus 1 to enqueue when it reports
-// [ErrRegenerating]. With [WithStatusCache], a Page or ListPage whose
-// statuses are all cached is 1 (plus 1 per top-up), and the statuses'
-// round trip reaches only the nodes of the statuses not cached.
+// during the follow), Unfollow 3, Page 1 on one server without
+// [WithStatusCache] (page.lua reads the timeline, the statuses and the
+// top-ups; the statuses' keys are built from the key prefix, not declared,
+// as feed.lua's), else 1 plus 1 per node (the statuses' hashes, pipelined)
+// and the same again for each of at most two top-ups after deleted
+// statuses, Status 1 (0 when the status cache holds it), Follows 1,
+// Followers and Following 1, CreateList 1, AddToList 3 (or 4, as Follow),
+// RemoveFromList 3, DeleteList 1 plus 2 per 500 members (1 per node for
+// the members' sides), ListPage as Page, ListMembers and Lists 1, Refill 1
+// per 500 followed users plus 1 per node per 500 plus 1, a fan-out or
+// clean task 2 plus 1 per node. With [WithInactiveAfter], a home Page
+// records the read in the same script (elsewhere in its first read), plus
+// 1 to enqueue when it reports [ErrRegenerating]. With [WithStatusCache],
+// a Page or ListPage whose statuses are all cached is 1 (plus 1 per
+// top-up), and the statuses' round trip reaches only the nodes of the
+// statuses not cached.
 //
 // # Key schema
 //

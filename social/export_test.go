@@ -1,6 +1,10 @@
 package social
 
-import "github.com/ria-go/ria/internal/near"
+import (
+	"context"
+
+	"github.com/ria-go/ria/internal/near"
+)
 
 // KeySlot is keySlot, for the tests.
 var KeySlot = keySlot
@@ -13,3 +17,18 @@ var (
 	EncodeStatus = encodeStatus
 	DecodeStatus = decodeStatus
 )
+
+// ListGoneForTest runs a later step of DeleteList (listgone.lua) for
+// owner's list name with the members done, as a re-send of it would, and
+// returns the page it answers.
+func ListGoneForTest(ctx context.Context, n *Network, owner, name string, done ...string) ([]string, error) {
+	args := []any{name, listPage}
+	for _, m := range done {
+		args = append(args, m)
+	}
+	v, err := listGoneScript.Run(ctx, n.rdb, []string{n.listsKey(owner), n.listKey(owner, name), n.listTimelineKey(owner, name)}, args...)
+	if err != nil {
+		return nil, err
+	}
+	return listGoneScript.AsStrings(v)
+}

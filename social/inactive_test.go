@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ria-go/ria"
 	"github.com/ria-go/ria/internal/redistest"
 	"github.com/ria-go/ria/social"
 )
@@ -48,8 +49,9 @@ func TestNetwork_inactive(t *testing.T) {
 	})
 }
 
-// The first read of a home page with WithInactiveAfter is a script: it
-// checks its keys.
+// The first read of a home page with WithInactiveAfter is a script that
+// records the read: it checks its keys before (on one server the
+// statuses' too).
 func TestNetwork_inactive_wrongTypes(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
@@ -63,5 +65,21 @@ func TestNetwork_inactive_wrongTypes(t *testing.T) {
 		b.CheckWrongTypes(t, setup, func() error { _, _, err := n.Page(ctx, "alice", social.Home, 0, 10); return err },
 			redistest.KeyRole{Key: key(b, "alice", "user"), Type: "hash", Role: "social user"},
 			redistest.KeyRole{Key: key(b, "alice", "home"), Type: "zset", Role: "social home timeline"})
+		// On one server one script checks the statuses' keys too before it
+		// records the read; elsewhere the statuses are read after the first
+		// step recorded it (the doc says so), so only the error is checked.
+		status := redistest.KeyRole{Key: key(b, "bob", "status:1"), Type: "hash", Role: "social status"}
+		if b.Kind != redistest.Cluster {
+			b.CheckWrongTypes(t, setup, func() error { _, _, err := n.Page(ctx, "alice", social.Home, 0, 10); return err }, status)
+		} else {
+			b.Flush()
+			setup()
+			require.NoError(t, b.Client.Del(ctx, status.Key).Err())
+			require.NoError(t, b.Client.Set(ctx, status.Key, "x", 0).Err())
+			_, _, err := n.Page(ctx, "alice", social.Home, 0, 10)
+			var kerr *ria.KeyError
+			require.ErrorAs(t, err, &kerr)
+			assert.Equal(t, status.Key, kerr.Key)
+		}
 	})
 }

@@ -174,12 +174,17 @@ const listPage = 500
 // per node for the members' sides on a Cluster).
 //
 // It returns [ErrNoList] if there is no such list. A DeleteList cut in
-// half (a crash, an error such as a member's key of another type, which
-// it returns as a *ria.KeyError) leaves the list gone from owner's lists
-// with some members left; calling DeleteList again finishes it. An
-// AddToList racing a delete can leave the list in the new member's side
-// after the delete: the fan-out feeds a list only while its members hold
-// the author, so such an entry feeds nothing.
+// half (a crash, or an error such as a member's key of another type,
+// which it returns as a *ria.KeyError) leaves the list gone from owner's
+// lists with some members left; calling DeleteList again (once such a key
+// is mended) finishes it. An AddToList racing a delete can leave the list
+// in the new member's side after the delete: the fan-out feeds a list
+// only while its members hold the author, so such an entry feeds nothing.
+// A delete that finds the name among owner's lists again (a CreateList
+// came after it finished) stops without touching the new list; but a
+// DeleteList and a CreateList plus AddToList of the same name running at
+// once can leave a new member's side without the list, which repeating
+// the AddToList repairs.
 func (n *Network) DeleteList(ctx context.Context, owner, name string) error {
 	owner, err := checkUID("owner", owner)
 	if err == nil {
@@ -204,12 +209,12 @@ func (n *Network) DeleteList(ctx context.Context, owner, name string) error {
 			err = script.Unknown(err)
 			break
 		}
-		args := make([]any, 0, 1+len(page))
-		args = append(args, listPage)
+		args := make([]any, 0, 2+len(page))
+		args = append(args, name, listPage)
 		for _, m := range page {
 			args = append(args, m)
 		}
-		v, err = listGoneScript.Run(ctx, n.rdb, []string{members, tl}, args...)
+		v, err = listGoneScript.Run(ctx, n.rdb, []string{n.listsKey(owner), members, tl}, args...)
 	}
 	if err != nil {
 		return fmt.Errorf("social: delete list %q: %w", entry, refusal(err))

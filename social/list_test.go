@@ -324,6 +324,20 @@ func TestNetwork_deleteList(t *testing.T) {
 		drain(t, n, g)
 		assert.Empty(t, listPage(t, n, owner, "all", 10), "a stale entry feeds no list of the same name")
 
+		// A re-send of the delete's last step (or another DeleteList)
+		// after the name was created again leaves the new list alone.
+		_, err = n.AddToList(ctx, owner, "all", members[5])
+		require.NoError(t, err)
+		page, err := social.ListGoneForTest(ctx, n, owner, "all", members[5])
+		require.NoError(t, err)
+		assert.Empty(t, page)
+		m, err := n.ListMembers(ctx, owner, "all", 0, 10)
+		require.NoError(t, err)
+		assert.Equal(t, []string{members[5]}, m, "the new list keeps its member")
+		ok, err := n.RemoveFromList(ctx, owner, "all", members[5])
+		require.NoError(t, err)
+		require.True(t, ok)
+
 		// Cut in half: a member's side of another type stops the delete
 		// after owner's side; the name stays taken until it is repeated.
 		_, err = n.AddToList(ctx, owner, "all", members[3])

@@ -6,8 +6,8 @@
 -- The status HASHes' keys are built from the key prefix (they cannot be
 -- declared before the timeline is read): one server only, as feed.lua.
 -- A home timeline when inactive users are not fed (WithInactiveAfter)
--- has its read recorded first (home_seen, from seen.lua); the script
--- writes nothing else.
+-- has its read recorded (home_seen and home_seen_write, from seen.lua)
+-- once every key was checked; the script writes nothing else.
 -- KEYS[1] timeline ZSET   KEYS[2] (a home timeline when inactive users
 -- are not fed) the user HASH
 -- ARGV[1] key prefix: a user's key is <prefix>{<uid>}:<part>
@@ -20,10 +20,14 @@
 -- of a key of another type
 local tl, pre = KEYS[1], ARGV[1] .. '{'
 local nxt, count, tops = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local regen, due
 if KEYS[2] then
-  local regen = home_seen(KEYS[2], tl, tonumber(ARGV[6]))
+  regen, due = home_seen(KEYS[2], tl, tonumber(ARGV[6]))
   if type(regen) == 'table' then return regen end
-  if regen then return {-1} end
+  if regen then
+    home_seen_write(KEYS[2], regen, due)
+    return {-1}
+  end
 end
 local bad = check_types({tl, 'zset', ARGV[5]})
 if bad then return bad end
@@ -52,5 +56,7 @@ for _ = 0, tops do
   end
   if #ids < want then break end
 end
+-- Every key was checked: record the read (the script's only write).
+if KEYS[2] then home_seen_write(KEYS[2], false, due) end
 out[1] = nxt
 return out

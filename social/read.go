@@ -46,8 +46,8 @@ const topUps = 2
 // offset of the next page. A status deleted but not yet cleaned from the
 // timeline is skipped, and the page is topped up from further down the
 // timeline (at most twice), so next may exceed offset+count. Round trips:
-// on one server 1 (one script reads the IDs, the statuses and the
-// top-ups); elsewhere 1 (ZREVRANGE) plus 1 per node (the statuses'
+// on one server without [WithStatusCache] 1 (one script reads the IDs,
+// the statuses and the top-ups); else 1 (ZREVRANGE) plus 1 per node (the statuses'
 // hashes, pipelined), and the same again per top-up. With
 // [WithStatusCache], cached statuses are not read (a warm page is 1 round
 // trip, the ZREVRANGE). An unknown user has empty timelines.
