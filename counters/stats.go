@@ -187,12 +187,9 @@ func (s *Stats) Get(ctx context.Context, context string) (cur, prev Summary, err
 		return nil
 	})
 	if err != nil {
-		for i, role := range []string{"counters stats", "counters stats previous hour"} {
-			if cmds[i].Err() != nil {
-				err = script.WrongType(ctx, s.c.rdb, cmds[i].Err(), k[i], role, "hash")
-				break
-			}
-		}
+		err = script.PipeWrongType(ctx, s.c.rdb, err,
+			script.Read{Cmd: cmds[0], Key: k[0], Role: "counters stats", Want: "hash"},
+			script.Read{Cmd: cmds[1], Key: k[1], Role: "counters stats previous hour", Want: "hash"})
 		return Summary{}, Summary{}, fmt.Errorf("counters: stats get %s %q: %w", s.typ, context, err)
 	}
 	if cur, err = parseSummary(k[0], cmds[0].Val()); err != nil {

@@ -305,18 +305,10 @@ func (l *Logs) Common(ctx context.Context, name, severity string, n int) (cur, p
 		return nil
 	})
 	if err != nil { // the first error, maybe a missing hour (redis.Nil) before a key of another type
-		for _, r := range []struct {
-			cmd             redis.Cmder
-			key, role, want string
-		}{
-			{hour, l.hoursKey(name), "logs hours", "hash"},
-			{c, l.commonKey(name, severity), "logs common", "zset"},
-			{p, l.lastKey(name, severity), "logs common previous hour", "zset"},
-		} {
-			if cerr := r.cmd.Err(); cerr != nil && cerr != redis.Nil {
-				return Hour{}, Hour{}, fmt.Errorf("logs: common %q: %w", name, script.WrongType(ctx, l.rdb, cerr, r.key, r.role, r.want))
-			}
-		}
+		err = script.PipeWrongType(ctx, l.rdb, err,
+			script.Read{Cmd: hour, Key: l.hoursKey(name), Role: "logs hours", Want: "hash"},
+			script.Read{Cmd: c, Key: l.commonKey(name, severity), Role: "logs common", Want: "zset"},
+			script.Read{Cmd: p, Key: l.lastKey(name, severity), Role: "logs common previous hour", Want: "zset"})
 		if err != redis.Nil {
 			return Hour{}, Hour{}, fmt.Errorf("logs: common %q: %w", name, err)
 		}

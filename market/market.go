@@ -393,9 +393,7 @@ func (m *Market) Inventory(ctx context.Context, id string) ([]string, error) {
 		members = p.SMembers(ctx, m.keys.inventory(id))
 		return nil
 	}); err != nil {
-		if merr := members.Err(); merr != nil {
-			err = script.WrongType(ctx, m.rdb, merr, m.keys.inventory(id), roleInventory, "set")
-		}
+		err = script.PipeWrongType(ctx, m.rdb, err, script.Read{Cmd: members, Key: m.keys.inventory(id), Role: roleInventory, Want: "set"})
 		return nil, fmt.Errorf("market: inventory of %q: %w", id, err)
 	}
 	if exists.Val() == 0 {
@@ -469,11 +467,9 @@ func (m *Market) Totals(ctx context.Context) (Totals, error) {
 		items = p.SCard(ctx, m.keys.items)
 		return nil
 	})); err != nil {
-		if merr := money.Err(); merr != nil && merr != redis.Nil {
-			err = script.WrongType(ctx, m.rdb, merr, m.keys.money, roleMoney, "string")
-		} else if ierr := items.Err(); ierr != nil {
-			err = script.WrongType(ctx, m.rdb, ierr, m.keys.items, roleItems, "set")
-		}
+		err = script.PipeWrongType(ctx, m.rdb, err,
+			script.Read{Cmd: money, Key: m.keys.money, Role: roleMoney, Want: "string"},
+			script.Read{Cmd: items, Key: m.keys.items, Role: roleItems, Want: "set"})
 		return Totals{}, fmt.Errorf("market: totals: %w", err)
 	}
 	t := Totals{Items: items.Val()}

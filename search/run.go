@@ -360,17 +360,14 @@ func (x *Index) globalStats(ctx context.Context, tokens []string) ([]any, error)
 		return nil
 	})
 	if err != nil {
+		var reads []script.Read
 		for i, k := range x.shards {
-			if cerr := st[i].v.Err(); cerr != nil {
-				return nil, fmt.Errorf("index statistics: %w", script.WrongType(ctx, x.rdb, cerr, k.stats, "search index stats", "hash"))
-			}
+			reads = append(reads, script.Read{Cmd: st[i].v, Key: k.stats, Role: "search index stats", Want: "hash"})
 			for j, c := range st[i].df {
-				if cerr := c.Err(); cerr != nil {
-					return nil, fmt.Errorf("index statistics: %w", script.WrongType(ctx, x.rdb, cerr, k.setPrefix+tokens[j], "search posting", "set"))
-				}
+				reads = append(reads, script.Read{Cmd: c, Key: k.setPrefix + tokens[j], Role: "search posting", Want: "set"})
 			}
 		}
-		return nil, fmt.Errorf("index statistics: %w", err)
+		return nil, fmt.Errorf("index statistics: %w", script.PipeWrongType(ctx, x.rdb, err, reads...))
 	}
 	var n, total int64
 	df := make([]int64, len(tokens))

@@ -34,3 +34,27 @@ func WrongType(ctx context.Context, rdb Doer, err error, key, role, want string)
 	}
 	return &ria.KeyError{Role: role, Key: key, Got: got, Want: "a " + want, Err: ria.ErrWrongType}
 }
+
+// Read is one command of a pipeline of plain reads, with the key it read,
+// the key's role and the type it must hold, for [PipeWrongType].
+type Read struct {
+	Cmd             redis.Cmder
+	Key, Role, Want string
+}
+
+// PipeWrongType returns, for err, the error of a pipeline of plain reads,
+// the *ria.KeyError of the first of reads that failed with a WRONGTYPE
+// reply on its key (see [WrongType]), or else err.
+func PipeWrongType(ctx context.Context, rdb Doer, err error, reads ...Read) error {
+	for _, r := range reads {
+		cerr := r.Cmd.Err()
+		if cerr == nil || errors.Is(cerr, redis.Nil) {
+			continue
+		}
+		var kerr *ria.KeyError
+		if werr := WrongType(ctx, rdb, cerr, r.Key, r.Role, r.Want); errors.As(werr, &kerr) {
+			return werr
+		}
+	}
+	return err
+}
