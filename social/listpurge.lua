@@ -9,7 +9,7 @@ local function list_purge(members, tl, done, page)
   for i = 1, #done, 1000 do
     redis.call('ZREM', members, unpack(done, i, math.min(i + 999, #done)))
   end
-  local next = redis.call('ZRANGE', members, 0, page - 1)
-  if #next == 0 then redis.call('DEL', members, tl) end
-  return next
+  local rest = redis.call('ZRANGE', members, 0, page - 1)
+  if #rest == 0 then redis.call('DEL', members, tl) end
+  return rest
 end
