@@ -7,6 +7,8 @@ import (
 	"math"
 	"math/big"
 	"strconv"
+
+	"github.com/ria-go/ria/internal/slot"
 )
 
 // ErrSize is wrapped by the error of a call given a size or count that
@@ -105,43 +107,4 @@ func numericID(s string, size int64) (int64, error) {
 // (XMODEM) of its hash tag mod 16384, where the hash tag is what lies
 // between the first '{' and the first '}' after it when that is not empty,
 // else the whole key.
-func Slot(key string) int {
-	for i := 0; i < len(key); i++ {
-		if key[i] == '{' {
-			for j := i + 1; j < len(key); j++ {
-				if key[j] == '}' {
-					if j > i+1 {
-						key = key[i+1 : j]
-					}
-					return int(crc16(key) & 16383)
-				}
-			}
-			break
-		}
-	}
-	return int(crc16(key) & 16383)
-}
-
-// crc16 is CRC-16/XMODEM, the checksum Redis Cluster hashes keys with.
-func crc16(s string) uint16 {
-	var crc uint16
-	for i := 0; i < len(s); i++ {
-		crc = crc<<8 ^ crc16tab[byte(crc>>8)^s[i]]
-	}
-	return crc
-}
-
-var crc16tab = func() (t [256]uint16) {
-	for i := range t {
-		c := uint16(i) << 8
-		for range 8 {
-			if c&0x8000 != 0 {
-				c = c<<1 ^ 0x1021
-			} else {
-				c <<= 1
-			}
-		}
-		t[i] = c
-	}
-	return t
-}()
+func Slot(key string) int { return slot.Of(key) }

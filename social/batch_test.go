@@ -13,29 +13,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ria-go/ria/internal/redistest"
+	"github.com/ria-go/ria/internal/slot"
 	"github.com/ria-go/ria/queue"
 	"github.com/ria-go/ria/social"
 )
-
-// The slot feed groups followers by on a Cluster is the server's.
-func TestKeySlot(t *testing.T) {
-	// Vectors of the Cluster specification and of CLUSTER KEYSLOT.
-	assert.Equal(t, 0x31C3, social.KeySlot("123456789"))
-	assert.Equal(t, 12182, social.KeySlot("foo"))
-	assert.Equal(t, social.KeySlot("user1000"), social.KeySlot("{user1000}.following"))
-	assert.Equal(t, social.KeySlot("{}x"), social.KeySlot("{}x"))
-	assert.NotEqual(t, social.KeySlot("x"), social.KeySlot("{}x"), "an empty tag is no tag")
-	b := redistest.New(t, redistest.Cluster)
-	for i := range 300 {
-		k := key(b, fmt.Sprint("u", i), "home")
-		if i%3 == 0 {
-			k = fmt.Sprint("plain", i)
-		}
-		slot, err := b.Client.ClusterKeySlot(t.Context(), k).Result()
-		require.NoError(t, err)
-		require.Equal(t, int(slot), social.KeySlot(k), k)
-	}
-}
 
 // Fan-out sends one call per 100 followers on one server (feed.lua), and
 // one per slot on a Cluster (deliver.lua): Post's commands count them.
@@ -48,7 +29,7 @@ func TestNetwork_fanoutBatched(t *testing.T) {
 		fs := addFollowers(t, b, author, 250, 0)
 		slots := map[int]bool{}
 		for _, f := range fs {
-			slots[social.KeySlot(key(b, f, "home"))] = true
+			slots[slot.Of(key(b, f, "home"))] = true
 		}
 		mustPost(t, n, author, "warm") // scripts cached on every node
 		mustPost(t, n, lone, "warm")

@@ -6,9 +6,6 @@ import (
 	"github.com/ria-go/ria/internal/near"
 )
 
-// KeySlot is keySlot, for the tests.
-var KeySlot = keySlot
-
 // StatusCache returns n's status cache (WithStatusCache), or nil.
 func StatusCache(n *Network) *near.Cache { return n.near }
 

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/ria-go/ria/internal/slot"
+
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ria-go/ria/internal/script"
@@ -382,7 +384,7 @@ func (n *Network) groups(targets []string) [][]string {
 	case *redis.Client:
 		shard = func(string) (any, bool) { return 0, true }
 	case *redis.ClusterClient:
-		shard = func(key string) (any, bool) { return keySlot(key), true }
+		shard = func(key string) (any, bool) { return slot.Of(key), true }
 	case *redis.Ring:
 		shard = func(key string) (any, bool) {
 			s, err := c.GetShardClientForKey(key)
@@ -408,29 +410,6 @@ func (n *Network) groups(targets []string) [][]string {
 		out[i] = append(out[i], t)
 	}
 	return out
-}
-
-// keySlot returns the Redis Cluster hash slot of key: CRC16 (XMODEM) of
-// its hash tag (the part between the first '{' and the next '}', when not
-// empty), else of the whole key, modulo 16384.
-func keySlot(key string) int {
-	if s := strings.IndexByte(key, '{'); s >= 0 {
-		if e := strings.IndexByte(key[s+1:], '}'); e > 0 {
-			key = key[s+1 : s+1+e]
-		}
-	}
-	var crc uint16
-	for i := 0; i < len(key); i++ {
-		crc ^= uint16(key[i]) << 8
-		for range 8 {
-			if crc&0x8000 != 0 {
-				crc = crc<<1 ^ 0x1021
-			} else {
-				crc <<= 1
-			}
-		}
-	}
-	return int(crc) % 16384
 }
 
 // send sends calls in one pipeline (one round trip per node) and returns

@@ -51,8 +51,30 @@ type Pipeliner interface {
 // then again with EVAL those whose script the server did not know, and
 // sets each call's Val and Err.
 func Send(ctx context.Context, rdb Pipeliner, calls []*Call) {
+	send(ctx, calls, false, func(fn func(redis.Pipeliner) error) { _, _ = rdb.Pipelined(ctx, fn) })
+}
+
+// SendTx runs calls as [Send] does, inside MULTI/EXEC (one per slot on a
+// Cluster), which go-redis never sends again once it has written it: a
+// call whose reply was lost ran once or not at all, and its Err wraps
+// ria.ErrOutcomeUnknown. It serves scripts whose effect must not be
+// doubled and that keep no reply record (not once-scripts: those are sent
+// with Send).
+func SendTx(ctx context.Context, c TxPipeliner, calls []*Call) {
+	for _, call := range calls {
+		if call.s.once {
+			panic("script " + call.s.name + ": SendTx of a once script")
+		}
+	}
+	send(ctx, calls, true, func(fn func(redis.Pipeliner) error) { _, _ = c.TxPipelined(ctx, fn) })
+}
+
+// send runs calls through exec (a pipeline, or MULTI/EXEC when tx), then
+// again with EVAL those the server refused with NOSCRIPT (refused whole:
+// they did not run), and sets each call's Val and Err.
+func send(ctx context.Context, calls []*Call, tx bool, exec func(func(redis.Pipeliner) error)) {
 	cmds := make([]*redis.Cmd, len(calls))
-	_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+	exec(func(p redis.Pipeliner) error {
 		for i, c := range calls {
 			cmds[i] = c.s.s.EvalSha(ctx, p, c.keys, c.args...)
 		}
@@ -65,7 +87,7 @@ func Send(ctx context.Context, rdb Pipeliner, calls []*Call) {
 		}
 	}
 	if len(again) > 0 {
-		_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		exec(func(p redis.Pipeliner) error {
 			for _, i := range again {
 				cmds[i] = calls[i].s.s.Eval(ctx, p, calls[i].keys, calls[i].args...)
 			}
@@ -80,7 +102,7 @@ func Send(ctx context.Context, rdb Pipeliner, calls []*Call) {
 		case err != nil:
 			if kerr := keyError(err); kerr != nil {
 				err = kerr
-			} else if err = fmt.Errorf("script %s: %w", c.s.name, err); c.s.once {
+			} else if err = fmt.Errorf("script %s: %w", c.s.name, err); c.s.once || tx {
 				err = Unknown(err)
 			}
 		}
@@ -93,41 +115,13 @@ type TxPipeliner interface {
 	TxPipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
 }
 
-// RunTx runs s as [Script.Run] does, inside MULTI/EXEC, which go-redis
-// never sends again once it has written it: a call whose reply was lost is
-// not re-run by the client, and its error wraps ria.ErrOutcomeUnknown (the
-// script ran once or not at all). It serves a script whose effect must not
-// be doubled and that keeps no reply record of its own: one round trip,
-// two more commands on the server (MULTI, EXEC) instead of a record. The
-// keys must share a slot.
+// RunTx runs s as [Script.Run] does, inside MULTI/EXEC (see [SendTx]): a
+// call whose reply was lost is not re-run by the client, and its error
+// wraps ria.ErrOutcomeUnknown (the script ran once or not at all). One
+// round trip, two more commands on the server (MULTI, EXEC) instead of a
+// reply record. The keys must share a slot.
 func (s *Script) RunTx(ctx context.Context, c TxPipeliner, keys []string, args ...any) (any, error) {
-	if s.once {
-		panic("script " + s.name + ": RunTx of a once script")
-	}
-	var cmd *redis.Cmd
-	send := func(eval bool) {
-		_, _ = c.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			if eval {
-				cmd = s.s.Eval(ctx, p, keys, args...)
-			} else {
-				cmd = s.s.EvalSha(ctx, p, keys, args...)
-			}
-			return nil
-		})
-	}
-	send(false)
-	if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") { // refused whole: nothing ran
-		send(true)
-	}
-	v, err := cmd.Result()
-	switch {
-	case err == redis.Nil:
-		return nil, nil
-	case err != nil:
-		if kerr := keyError(err); kerr != nil {
-			return nil, kerr
-		}
-		return nil, Unknown(fmt.Errorf("script %s: %w", s.name, err))
-	}
-	return v, nil
+	call := s.Call(keys, args...)
+	SendTx(ctx, c, []*Call{call})
+	return call.Val, call.Err
 }
