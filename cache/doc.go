@@ -201,7 +201,9 @@
 //   - Never re-sent: [Limiter.AllowN] runs its script in MULTI/EXEC, which
 //     go-redis does not send again once written, so a request is never
 //     counted twice; a lost reply is an error wrapping ria.ErrOutcomeUnknown
-//     (counted once or not at all), and nothing is recorded.
+//     (counted once or not at all), and nothing is recorded. A lost reply
+//     of a transaction that carried several calls (see Round trips) is an
+//     unknown outcome for each of them.
 //   - Answered from a record: [Counter.Incr], the restore's final set,
 //     [Latest.Push] and [Top.Incr] run once-scripts: the first run records
 //     its reply under a key of its own call, <prefix>{N:K}:once:<nonce>, a
@@ -294,7 +296,8 @@
 //	Counter.Keys   1 per 1,000 keys of the database, per node (SCAN)
 //	Guard.Allow    1 (SET NX PX GET) [1]
 //	Limiter.AllowN 1 [MULTI, EVALSHA: GET, TIME, and when allowed SET of
-//	               the TAT; EXEC]; Reset 1 (DEL)
+//	               the TAT; EXEC]; calls made at the same time share it
+//	               (below); Reset 1 (DEL)
 //	Latest.Push    1 [EVALSHA: GET and SET of its record, TYPE, LPUSH, LTRIM,
 //	               PEXPIRE with a TTL]
 //	Latest.List    1
@@ -304,6 +307,14 @@
 //	Top.Range      1
 //	Batch.Exec     1 (one per node on Cluster), plus loads and restores of
 //	               what was missing, and background refreshes
+//
+// A Limiter's calls made at the same time share round trips (group
+// commit): a call made while two transactions of its Limiter are on their
+// way waits for one to come back, then leaves with every call waiting by
+// then (up to 128) in one MULTI/EXEC, each still its own script run and
+// reply. One goroutine alone pays one round trip per call, with no delay;
+// 32 goroutines paid about 0.2 round trips a call in cachebench. On a
+// Cluster only calls of one slot share a transaction.
 //
 // # Redis Cluster
 //

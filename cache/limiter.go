@@ -70,10 +70,19 @@ type RateResult struct {
 // every request let through moves on by Period/Rate. It is safe for
 // concurrent use.
 type Limiter struct {
-	rdb  Client
-	name string
-	keys keys.Space
+	rdb   Client
+	name  string
+	keys  keys.Space
+	group *script.Group
 }
+
+// Calls of one Limiter made at the same time share round trips: at most
+// limiterInflight MULTI/EXEC batches on their way, each of at most
+// limiterBatch calls (see script.Group).
+const (
+	limiterInflight = 2
+	limiterBatch    = 128
+)
 
 // NewLimiter returns the limiter name, backed by rdb. Option:
 // [WithPrefix]. It returns an error for an invalid name or option; a nil
@@ -89,7 +98,7 @@ func NewLimiter(rdb Client, name string, opts ...Option) (*Limiter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Limiter{rdb: rdb, name: name, keys: keys.New(o.prefix)}, nil
+	return &Limiter{rdb: rdb, name: name, keys: keys.New(o.prefix), group: script.NewGroup(rdb, limiterInflight, limiterBatch)}, nil
 }
 
 // Name returns the limiter's name.
@@ -106,9 +115,13 @@ func (l *Limiter) Allow(ctx context.Context, key string, limit Limit) (RateResul
 // never sends twice, so requests are never counted twice (redis_rate's
 // script is re-sent after a lost reply, and counts the request again); a
 // lost reply is an error wrapping [ria.ErrOutcomeUnknown] (the requests
-// were counted once or not at all). It keeps no record. A key holding
-// another type gives a [*ria.KeyError]. A bad limit or n is an error, and
-// nothing is counted.
+// were counted once or not at all). It keeps no record. Calls made at the
+// same time share transactions (see the package doc's Round trips). If
+// ctx ends while the call waits for a transaction, nothing is counted and
+// the error is ctx's; if it ends while the call is on its way in another
+// goroutine's transaction, the outcome is unknown. A key holding another
+// type gives a [*ria.KeyError]. A bad limit or n is an error, and nothing
+// is counted.
 func (l *Limiter) AllowN(ctx context.Context, key string, limit Limit, n int) (RateResult, error) {
 	if err := checkKey("limiter allow", key); err != nil {
 		return RateResult{}, err
@@ -120,8 +133,8 @@ func (l *Limiter) AllowN(ctx context.Context, key string, limit Limit, n int) (R
 		return RateResult{}, fmt.Errorf("cache: limiter %s allow %q: n %d: want 0 to %d", l.name, key, n, MaxRate)
 	}
 	e := l.name + ":" + key
-	v, err := rateScript.RunTx(ctx, l.rdb, []string{l.keys.Key(e, "rate")},
-		limit.Rate, limit.Period.Microseconds(), limit.Burst, n)
+	v, err := l.group.Run(ctx, rateScript.Call([]string{l.keys.Key(e, "rate")},
+		limit.Rate, limit.Period.Microseconds(), limit.Burst, n))
 	if err != nil {
 		return RateResult{}, fmt.Errorf("cache: limiter %s allow %q: %w", l.name, key, err)
 	}

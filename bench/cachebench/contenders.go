@@ -168,7 +168,8 @@ func riaLimiter() contender {
 	return contender{
 		name: "ria",
 		note: "cache.NewLimiter(...).Allow(ctx, key, PerSecond(100)): a GCRA script (TIME, GET, SET PX when allowed) in " +
-			"MULTI/EXEC, which go-redis never re-sends (a lost reply is an unknown outcome, never a double count)",
+			"MULTI/EXEC, which go-redis never re-sends (a lost reply is an unknown outcome, never a double count); calls made " +
+			"while two transactions are on their way leave together in the next",
 		newProc: func(rdb *redis.Client, prefix string) (proc, error) {
 			l, err := cache.NewLimiter(rdb, "rate", cache.WithPrefix(prefix+"ria:"))
 			return &riaProc{l: l}, err
