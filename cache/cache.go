@@ -19,6 +19,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ria-go/ria"
+	"github.com/ria-go/ria/internal/group"
 	"github.com/ria-go/ria/internal/keys"
 	"github.com/ria-go/ria/internal/near"
 	"github.com/ria-go/ria/internal/script"
@@ -137,6 +138,8 @@ type Client interface {
 	LRange(ctx context.Context, key string, start, stop int64) *redis.StringSliceCmd
 	ZRevRangeWithScores(ctx context.Context, key string, start, stop int64) *redis.ZSliceCmd
 	Pipeline() redis.Pipeliner
+	// Process sends a claim (the first command of a Get) made alone.
+	Process(ctx context.Context, cmd redis.Cmder) error
 	// TxPipelined runs Limiter.Allow in MULTI/EXEC, which go-redis never
 	// re-sends.
 	TxPipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
@@ -180,7 +183,24 @@ type Cache[T any] struct {
 	beforeBlock func() // test hook: called between a waiter's registration and its BLMOVE
 
 	near *near.Cache // WithNear; nil: off
+
+	claims *group.Group[*claimCmds] // claims made at the same time share a pipeline
 }
+
+// claimCmds is one claim's commands, sent alone or in a pipeline with
+// other claims: SET NX PX GET, and the PTTL (nil when not read).
+type claimCmds struct {
+	set  *redis.Cmd
+	pttl *redis.DurationCmd
+}
+
+// Claims of one Cache made at the same time share round trips: at most
+// claimInflight pipelines on their way, each of at most claimBatch claims
+// (see internal/group).
+const (
+	claimInflight = 2
+	claimBatch    = 128
+)
 
 // flightShards is the number of shards of Cache.flights.
 const flightShards = 64
@@ -241,6 +261,7 @@ func New[T any](rdb Client, name string, opts ...Option) (*Cache[T], error) {
 		ttl: o.ttl, lease: o.lease, refresh: o.refresh, grace: o.grace, logger: o.logger, leaseArg: ms(o.lease),
 		seed: maphash.MakeSeed(), refreshing: map[string]struct{}{},
 	}
+	c.claims = group.New(claimInflight, claimBatch, nil, c.sendClaims)
 	if sub != nil {
 		c.near, err = near.New(near.Config{Size: o.nearSize, MaxStale: o.nearStale, Channel: c.nearChannel(), Name: "cache", Logger: c.log})
 		if err != nil { // cannot happen: the options were checked
@@ -308,7 +329,9 @@ func (c *Cache[T]) Name() string { return c.name }
 // waiter (read, register, wait), 2 if the value was stored by the time it
 // registered, plus 2 for a waiter each time it must look again (the loader
 // failed, the value was over 64 KiB, a Delete, the lease ended); a Get that
-// joins another Get of its process makes none.
+// joins another Get of its process makes none. Gets of different keys
+// made at the same time send their first commands together (see the
+// package doc's Round trips).
 func (c *Cache[T]) Get(ctx context.Context, key string, load func(ctx context.Context) (T, error)) (T, error) {
 	var zero T
 	if err := checkKey("get", key); err != nil {
@@ -691,15 +714,22 @@ func (c *Cache[T]) getNear(ctx context.Context, key string, load func(context.Co
 // stale).
 func (c *Cache[T]) claim(ctx context.Context, val, marker string) (cur string, found bool, left time.Duration, err error) {
 	left = pttlUnknown
-	if c.refresh+c.grace == 0 && c.near == nil {
-		cur, err = c.rdb.Do(ctx, "set", val, marker, "nx", "px", c.leaseArg, "get").Text()
-	} else {
-		p := c.rdb.Pipeline()
-		set := p.Do(ctx, "set", val, marker, "nx", "px", c.leaseArg, "get")
-		pttl := p.PTTL(ctx, val)
-		_, _ = p.Exec(ctx)
-		cur, err = set.Text()
-		if p, perr := pttl.Result(); err == nil && perr == nil {
+	cl := &claimCmds{set: redis.NewCmd(ctx, "set", val, marker, "nx", "px", c.leaseArg, "get")}
+	if c.refresh+c.grace != 0 || c.near != nil {
+		cl.pttl = redis.NewDurationCmd(ctx, time.Millisecond, "pttl", val)
+	}
+	// A claim that took the lease must come back to its Get, which loads or
+	// gives the lease back: once sent, it is waited for whatever ctx (one
+	// round trip, bounded by the client's timeouts, as a command alone).
+	if err := ctx.Err(); err != nil {
+		return "", false, pttlUnknown, err
+	}
+	if err := c.claims.Do(context.WithoutCancel(ctx), cl); err != nil {
+		return "", false, pttlUnknown, err // cannot happen: the context does not end
+	}
+	cur, err = cl.set.Text()
+	if cl.pttl != nil {
+		if p, perr := cl.pttl.Result(); err == nil && perr == nil {
 			left = p // -1ns: no TTL, -2ns: missing (go-redis keeps them)
 		}
 	}
@@ -710,6 +740,23 @@ func (c *Cache[T]) claim(ctx context.Context, val, marker string) (cur string, f
 		return "", false, pttlUnknown, script.WrongType(ctx, c.rdb, err, val, "cache entry", "string")
 	}
 	return cur, true, left, nil
+}
+
+// sendClaims sends claims: one alone as one command (or a pipeline with
+// its PTTL), several in one pipeline (one round trip per node).
+func (c *Cache[T]) sendClaims(ctx context.Context, claims []*claimCmds) {
+	if len(claims) == 1 && claims[0].pttl == nil {
+		_ = c.rdb.Process(ctx, claims[0].set)
+		return
+	}
+	p := c.rdb.Pipeline()
+	for _, cl := range claims {
+		_ = p.Process(ctx, cl.set)
+		if cl.pttl != nil {
+			_ = p.Process(ctx, cl.pttl)
+		}
+	}
+	_, _ = p.Exec(ctx)
 }
 
 // pttlUnknown is claim's answer when it did not read the entry's PTTL.

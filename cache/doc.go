@@ -268,7 +268,8 @@
 // script checks the key's type itself.
 //
 //	Cache.Get      hit 1: SET NX PX GET [1] (with refresh or grace on, and
-//	               PTTL in the same round trip [2]); no script runs
+//	               PTTL in the same round trip [2]); no script runs; Gets
+//	               made at the same time share it (below)
 //	               miss, the loader 2: SET NX PX GET; the load; the store
 //	               [EVALSHA: GET, SET; with waiters, TYPE, RPUSH, PEXPIRE of
 //	               their wake list; with refresh or grace on, GET and DEL of
@@ -308,13 +309,15 @@
 //	Batch.Exec     1 (one per node on Cluster), plus loads and restores of
 //	               what was missing, and background refreshes
 //
-// A Limiter's calls made at the same time share round trips (group
-// commit): a call made while two transactions of its Limiter are on their
-// way waits for one to come back, then leaves with every call waiting by
-// then (up to 128) in one MULTI/EXEC, each still its own script run and
-// reply. One goroutine alone pays one round trip per call, with no delay;
-// 32 goroutines paid about 0.2 round trips a call in cachebench. On a
-// Cluster only calls of one slot share a transaction.
+// Calls made at the same time share round trips (group commit): a Get's
+// first command (the claim) made while two claims of its Cache are on
+// their way waits for one to come back, then leaves with every claim
+// waiting by then (up to 128) in one pipeline; a Limiter's calls alike, in
+// one MULTI/EXEC, each still its own script run and reply. One goroutine
+// alone pays one round trip per call, with no delay; 32 goroutines paid
+// about 0.2 round trips a call in cachebench. On a Cluster a pipeline is
+// one round trip per node it reaches, and only calls of one slot share a
+// transaction.
 //
 // # Redis Cluster
 //

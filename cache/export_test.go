@@ -97,3 +97,11 @@ func (c *Counter) UnleaseForTest(ctx context.Context, key, token string) error {
 	_, err := unleaseScript.Int64(ctx, c.rdb, []string{k.lease, k.wake + token}, token, ms(c.lease))
 	return err
 }
+
+// ClaimsWaitingForTest returns how many Gets of c wait to send their first
+// command in a pipeline shared with other Gets.
+func (c *Cache[T]) ClaimsWaitingForTest() int { return c.claims.Waiting() }
+
+// ClaimInflight is how many pipelines of claims a Cache has on their way
+// before further claims wait to share the next.
+const ClaimInflight = claimInflight

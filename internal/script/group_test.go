@@ -275,7 +275,7 @@ func TestGroup_concurrent(t *testing.T) {
 }
 
 func TestNewGroup_bad(t *testing.T) {
-	assert.PanicsWithValue(t, "script: NewGroup(inflight 0, maxBatch 1): both must be at least 1", func() { script.NewGroup(nil, 0, 1) })
+	assert.PanicsWithValue(t, "group: New(inflight 0, maxBatch 1): both must be at least 1", func() { script.NewGroup(nil, 0, 1) })
 	once := script.NewOnce("group once", "return 1")
 	g := script.NewGroup(nil, 1, 1)
 	assert.Panics(t, func() { _, _ = g.Run(context.Background(), once.Prepare("r", time.Second, nil)) })
