@@ -4,6 +4,8 @@ import (
 	"hash/fnv"
 	"strconv"
 
+	"github.com/ria-go/ria/internal/slot"
+
 	"github.com/ria-go/ria/internal/keys"
 )
 
@@ -97,26 +99,10 @@ func shardTag(name string, i, n int) string {
 	base := name + ":" + strconv.Itoa(i) + ":"
 	for k := 0; ; k++ {
 		t := base + strconv.Itoa(k)
-		if s := int(crc16(t) % 16384); s >= lo && s < hi {
+		if s := slot.Of("{" + t + "}"); s >= lo && s < hi {
 			return t
 		}
 	}
-}
-
-// crc16 is Redis Cluster's key hash (CRC16-CCITT, XMODEM).
-func crc16(s string) uint16 {
-	var crc uint16
-	for i := 0; i < len(s); i++ {
-		crc ^= uint16(s[i]) << 8
-		for range 8 {
-			if crc&0x8000 != 0 {
-				crc = crc<<1 ^ 0x1021
-			} else {
-				crc <<= 1
-			}
-		}
-	}
-	return crc
 }
 
 // Shard is the key layout of one shard of an index, for packages that
