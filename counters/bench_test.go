@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -213,6 +214,53 @@ func BenchmarkUpdate_vsLimit(b *testing.B) {
 	if v := got["redis-benchmark"]; len(v) > 0 {
 		b.ReportMetric(median(got["ria"])/median(v), "ria/redis-benchmark")
 	}
+}
+
+// BenchmarkUpdate_parallel compares, at 32 goroutines on one client (a
+// busy web service), ria's Update (updates made at the same time share
+// MULTI/EXEC round trips), the book's pipelined update_counter and a plain
+// go-redis INCR (each goroutine one command at a time: the limit without
+// batching), in rounds of 300 ms each, and reports the medians of their
+// ops/s and the ratios of ria's to each.
+func BenchmarkUpdate_parallel(b *testing.B) {
+	be := redistest.New(b, redistest.Standalone)
+	ctx := b.Context()
+	c, err := counters.New(be.Client, counters.WithPrefix(be.Prefix))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ops := map[string]func(g int) error{
+		"ria":  func(g int) error { return c.Update(ctx, fmt.Sprint("hits", g%8), 1) },
+		"book": func(g int) error { return bookUpdate(ctx, be.Client, be.Prefix, fmt.Sprint("hits", g%8), 1) },
+		"incr": func(g int) error { return be.Client.Incr(ctx, fmt.Sprint(be.Prefix, "n", g%8)).Err() },
+	}
+	const goroutines, window = 32, 300 * time.Millisecond
+	got := map[string][]float64{}
+	for b.Loop() {
+		for _, name := range []string{"ria", "book", "incr"} {
+			var n atomic.Int64
+			var wg sync.WaitGroup
+			start := time.Now()
+			for g := range goroutines {
+				wg.Go(func() {
+					for time.Since(start) < window {
+						if err := ops[name](g); err != nil {
+							b.Error(err)
+							return
+						}
+						n.Add(1)
+					}
+				})
+			}
+			wg.Wait()
+			got[name] = append(got[name], float64(n.Load())/time.Since(start).Seconds())
+		}
+	}
+	for name, v := range got {
+		b.ReportMetric(median(v), name+"_ops/s")
+	}
+	b.ReportMetric(median(got["ria"])/median(got["book"]), "ria/book")
+	b.ReportMetric(median(got["ria"])/median(got["incr"]), "ria/incr")
 }
 
 // BenchmarkUpdate_vsLimitRTT is BenchmarkUpdate_vsLimit's comparison of

@@ -134,7 +134,18 @@ type Counters struct {
 	// The update script's arguments that never change, after n and the
 	// times: the precisions as one string, then the steps and the samples.
 	precArgs []any
+
+	// Updates and stats updates made at the same time share MULTI/EXEC
+	// round trips (script.Group).
+	group *script.Group
 }
+
+// At most groupInflight transactions of updates on their way (per slot on
+// a Cluster), each of at most groupBatch updates.
+const (
+	groupInflight = 2
+	groupBatch    = 128
+)
 
 // New returns Counters backed by rdb. It returns an error wrapping
 // [ErrInvalid] for a bad option (a prefix with '{' or '}', a precision
@@ -161,7 +172,8 @@ func New(rdb Client, opts ...Option) (*Counters, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Counters{rdb: rdb, keys: keys.New(o.prefix), stats: keys.New(o.prefix + "stats:"), precisions: ps, now: o.now}
+	c := &Counters{rdb: rdb, keys: keys.New(o.prefix), stats: keys.New(o.prefix + "stats:"), precisions: ps, now: o.now,
+		group: script.NewGroup(rdb, groupInflight, groupBatch)}
 	var cfg []string
 	for _, p := range ps {
 		cfg = append(cfg, fmt.Sprintf("%d:%d", p.Step/time.Second, p.Samples))
@@ -238,7 +250,7 @@ func (c *Counters) update(ctx context.Context, op, name string, n int64, at stri
 	if err != nil {
 		return 0, err
 	}
-	v, err := updateTx.RunTx(ctx, c.rdb, keys, args...)
+	v, err := c.group.Run(ctx, updateTx.Call(keys, args...))
 	if err != nil {
 		return 0, c.updateErr(op, name, err)
 	}

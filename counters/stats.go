@@ -145,7 +145,7 @@ func (s *Stats) update(ctx context.Context, context string, value float64, at st
 	if rank {
 		keep = strconv.Itoa(s.keep)
 	}
-	v, err := statsScript.RunTx(ctx, s.c.rdb, k, luaFloat(value), at, keep, context)
+	v, err := s.c.group.Run(ctx, statsScript.Call(k, luaFloat(value), at, keep, context))
 	if err != nil {
 		switch redisCode(err) {
 		case "TOOOLD":
