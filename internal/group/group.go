@@ -46,6 +46,7 @@ type lane[T any] struct {
 type waiter[T any] struct {
 	item T
 	ch   chan []*waiter[T]
+	err  error // set before the nil message when the batch's sender panicked
 }
 
 // New returns a Group that sends a batch with send (which stores each
@@ -81,8 +82,8 @@ func (g *Group[T]) Do(ctx context.Context, item T) error {
 	if l.running < g.inflight {
 		l.running++
 		g.mu.Unlock()
+		defer g.next(l) // on a panic in send too, so that the lane goes on
 		g.send(ctx, []T{item})
-		g.next(l)
 		return nil
 	}
 	w := &waiter[T]{item: item, ch: make(chan []*waiter[T], 1)}
@@ -90,8 +91,7 @@ func (g *Group[T]) Do(ctx context.Context, item T) error {
 	g.mu.Unlock()
 	select {
 	case batch := <-w.ch:
-		g.lead(ctx, l, batch)
-		return nil
+		return g.lead(ctx, l, w, batch)
 	case <-ctx.Done():
 	}
 	g.mu.Lock()
@@ -106,29 +106,38 @@ func (g *Group[T]) Do(ctx context.Context, item T) error {
 	// way in another's batch.
 	select {
 	case batch := <-w.ch:
-		g.lead(ctx, l, batch)
-		return nil
+		return g.lead(ctx, l, w, batch)
 	default:
 		return fmt.Errorf("%w: %w", ria.ErrOutcomeUnknown, ctx.Err())
 	}
 }
 
-// lead sends batch (nil: the caller's item was done in another batch),
-// then tells the other waiters in it that their items are done. The batch
-// carries others' items, so the caller's cancellation does not stop it.
-func (g *Group[T]) lead(ctx context.Context, l *lane[T], batch []*waiter[T]) {
+// lead sends batch, which w leads (nil: w's item was done in another
+// batch), then tells the other waiters in it that their items are done.
+// The batch carries others' items, so the caller's cancellation does not
+// stop it. If send panics, the others' Do return an unknown outcome, the
+// lane goes on, and the panic goes on up the caller's stack.
+func (g *Group[T]) lead(ctx context.Context, l *lane[T], w *waiter[T], batch []*waiter[T]) error {
 	if batch == nil {
-		return
+		return w.err
 	}
 	items := make([]T, len(batch))
-	for i, w := range batch {
-		items[i] = w.item
+	for i, b := range batch {
+		items[i] = b.item
 	}
+	sent := false
+	defer func() {
+		for _, o := range batch[1:] {
+			if !sent {
+				o.err = fmt.Errorf("%w: the goroutine sending its batch panicked", ria.ErrOutcomeUnknown)
+			}
+			o.ch <- nil
+		}
+		g.next(l)
+	}()
 	g.send(context.WithoutCancel(ctx), items)
-	for _, w := range batch[1:] {
-		w.ch <- nil
-	}
-	g.next(l)
+	sent = true
+	return nil
 }
 
 // next ends a batch of l: the items waiting, if any, become the next

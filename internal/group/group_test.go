@@ -3,6 +3,7 @@ package group_test
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -141,4 +142,47 @@ func TestNew_bad(t *testing.T) {
 	assert.PanicsWithValue(t, "group: New(inflight 1, maxBatch 0): both must be at least 1", func() {
 		group.New(1, 0, nil, func(context.Context, []int) {})
 	})
+}
+
+// A send that panics: the panic reaches the goroutine that sent, the other
+// items of its batch get an unknown outcome, and the Group goes on.
+func TestGroup_sendPanics(t *testing.T) {
+	s := newSender()
+	var panicking atomic.Bool
+	send := func(ctx context.Context, batch []*item) {
+		if panicking.Load() {
+			panic("boom")
+		}
+		s.send(ctx, batch)
+	}
+	g := group.New(1, 10, nil, send)
+	ctx := t.Context()
+	e0 := do(ctx, g, &item{})
+	<-s.sent
+	leader := make(chan any, 1)
+	go func() {
+		defer func() { leader <- recover() }()
+		_ = g.Do(ctx, &item{})
+	}()
+	waiting(t, g, 1)
+	em := do(ctx, g, &item{})
+	waiting(t, g, 2)
+	panicking.Store(true)
+	s.release <- struct{}{}
+	require.NoError(t, <-e0)
+	assert.Equal(t, "boom", <-leader)
+	assert.ErrorIs(t, <-em, ria.ErrOutcomeUnknown)
+	panicking.Store(false)
+	e := do(ctx, g, &item{})
+	<-s.sent
+	s.release <- struct{}{}
+	require.NoError(t, <-e, "the lane goes on")
+
+	panicking.Store(true)
+	assert.PanicsWithValue(t, "boom", func() { _ = g.Do(ctx, &item{}) }, "alone")
+	panicking.Store(false)
+	e = do(ctx, g, &item{})
+	<-s.sent
+	s.release <- struct{}{}
+	require.NoError(t, <-e, "the lane goes on")
 }
