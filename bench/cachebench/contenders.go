@@ -309,7 +309,7 @@ func (p *rateProc) allow(ctx context.Context, key string) (bool, error) {
 // encoded per call); a stampede's key 32 GETs at once, then one caller's
 // load and SET; the guard a SET NX PX.
 type limitProc struct {
-	rdb    *redis.Client
+	rdb    redis.Cmdable
 	prefix string
 	value  []byte
 	shared *limitShared
@@ -334,6 +334,40 @@ func physicalLimit() contender {
 		},
 	}
 }
+
+// physicalLimitBatched is physicalLimit's commands sent through go-redis's
+// own autopipelining (Client.AutoPipeline: commands that goroutines send
+// at the same time leave in one pipeline): the limit of a library that
+// batches, as ria's Limiter and Get's first command do.
+func physicalLimitBatched() contender {
+	c := physicalLimit()
+	c.name = "limit-batched"
+	c.note = "as limit, through go-redis's autopipelining (rdb.AutoPipeline(), default options): the commands " +
+		"goroutines send at the same time share a pipeline"
+	newProc := c.newProc
+	c.newProc = func(rdb *redis.Client, prefix string) (proc, error) {
+		p, err := newProc(rdb, prefix+"batched:")
+		if err != nil {
+			return nil, err
+		}
+		ap, err := rdb.AutoPipeline()
+		if err != nil {
+			return nil, err
+		}
+		lp := p.(*limitProc)
+		lp.rdb = ap
+		return &batchedLimitProc{limitProc: lp, ap: ap}, nil
+	}
+	return c
+}
+
+// batchedLimitProc is a limitProc on an AutoPipeliner, closed after the run.
+type batchedLimitProc struct {
+	*limitProc
+	ap *redis.AutoPipeliner
+}
+
+func (p *batchedLimitProc) close() { _ = p.ap.Close() }
 
 func (p *limitProc) get(ctx context.Context, key string, id int, l *loader) error {
 	k := p.prefix + key

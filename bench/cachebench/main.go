@@ -95,7 +95,7 @@ func scenarios() []scenario {
 			title: fmt.Sprintf("1 goroutine, 1 client: read-through Get of one of %d cached keys", hitKeys),
 		},
 		{
-			name: "hit-parallel", kind: kindHit, goroutines: 32, clients: 2, contenders: cacheContenders(),
+			name: "hit-parallel", kind: kindHit, goroutines: 32, clients: 2, contenders: append(cacheContenders(), physicalLimitBatched()),
 			title: fmt.Sprintf("32 goroutines over 2 clients (2 processes): Get of one of %d cached keys", hitKeys),
 		},
 		{
@@ -132,7 +132,7 @@ func scenarios() []scenario {
 		},
 		{
 			name: "rate-parallel", kind: kindGuard, goroutines: 32, clients: 2,
-			contenders: []contender{riaLimiter(), redisRateGCRA()},
+			contenders: []contender{riaLimiter(), redisRateGCRA(), physicalLimitBatched()},
 			title:      fmt.Sprintf("32 goroutines over 2 clients: GCRA limiter, 100/s per key with bursts of 100, over %d keys", guardKeys),
 		},
 	}

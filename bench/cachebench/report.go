@@ -58,7 +58,8 @@ func summarize(rs []result) summary {
 // printReport prints one scenario's table, its ratio lines and the contenders'
 // configurations. runs are sc's contenders and then the physical limit, and
 // res[i] holds the rounds of runs[i]; the last contender before the limit
-// is the other library, which every ria row is compared with.
+// (and before limit-batched, a second limit, if the scenario has it) is the
+// other library, which every ria row is compared with.
 func printReport(w io.Writer, sc scenario, runs []contender, res [][]result, verbose bool) {
 	sums := make([]summary, len(res))
 	names, about := make([]string, len(res)), make([]string, len(res))
@@ -68,6 +69,10 @@ func printReport(w io.Writer, sc scenario, runs []contender, res [][]result, ver
 	}
 	limit := len(sums) - 1
 	lib := limit - 1
+	batched := slices.Index(names, "limit-batched") // a second limit, after the libraries
+	if batched == lib {
+		lib--
+	}
 	other := names[lib]
 
 	report.Heading(w, sc.name, sc.title)
@@ -115,6 +120,12 @@ func printReport(w io.Writer, sc scenario, runs []contender, res [][]result, ver
 	for i, s := range sums[:limit] {
 		fmt.Fprintf(w, "%s: %s reaches %s of the physical limit (ops/s, medians: %.0f vs %.0f)\n",
 			sc.name, names[i], fraction(s.ops, sums[limit].ops), s.ops, sums[limit].ops)
+	}
+	if batched >= 0 {
+		for i, s := range sums[:lib+1] {
+			fmt.Fprintf(w, "%s: %s reaches %s of the batched limit (ops/s, medians: %.0f vs %.0f)\n",
+				sc.name, names[i], fraction(s.ops, sums[batched].ops), s.ops, sums[batched].ops)
+		}
 	}
 	fmt.Fprintln(w)
 	report.Notes(w, names, about)
