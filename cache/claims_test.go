@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,57 +15,11 @@ import (
 	"github.com/ria-go/ria/internal/redistest"
 )
 
-// claimGate is a redis.Hook that holds claims (a Get's first command, SET
-// NX PX GET, alone or in a pipeline), one per hold armed, until the test
-// releases them: the test so knows which Gets are on their way and which
-// wait to share the next pipeline, whatever the scheduling.
-type claimGate struct {
-	mu    sync.Mutex
-	holds []*claimHold
-}
-
-type claimHold struct{ entered, release chan struct{} }
-
-func (g *claimGate) arm() *claimHold {
-	h := &claimHold{entered: make(chan struct{}), release: make(chan struct{})}
-	g.mu.Lock()
-	g.holds = append(g.holds, h)
-	g.mu.Unlock()
-	return h
-}
-
-func (g *claimGate) wait(cmd redis.Cmder) {
-	if cmd.Name() != "set" || len(cmd.Args()) < 5 || cmd.Args()[3] != "nx" {
-		return
-	}
-	g.mu.Lock()
-	var h *claimHold
-	if len(g.holds) > 0 {
-		h, g.holds = g.holds[0], g.holds[1:]
-	}
-	g.mu.Unlock()
-	if h != nil {
-		close(h.entered)
-		<-h.release
-	}
-}
-
-func (g *claimGate) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (g *claimGate) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		g.wait(cmd)
-		return next(ctx, cmd)
-	}
-}
-
-func (g *claimGate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		if len(cmds) > 0 {
-			g.wait(cmds[0])
-		}
-		return next(ctx, cmds)
-	}
+// claims matches a Get's first command (SET NX PX GET), alone or first in
+// a pipeline.
+func claims(cmds []redis.Cmder) bool {
+	a := cmds[0].Args()
+	return cmds[0].Name() == "set" && len(a) > 3 && a[3] == "nx"
 }
 
 // Gets made while another Get's first command is on its way send theirs
@@ -79,7 +32,7 @@ func TestCache_claimsShared(t *testing.T) {
 		for _, refresh := range []bool{false, true} {
 			t.Run(fmt.Sprint("refresh=", refresh), func(t *testing.T) {
 				rdb, cnt := b.NewClient()
-				gt := &claimGate{}
+				gt := redistest.NewGate(claims)
 				rdb.AddHook(gt)
 				var opts []cache.Option
 				if refresh {
@@ -116,11 +69,11 @@ func TestCache_claimsShared(t *testing.T) {
 					}()
 				}
 				r0 := cnt.RoundTrips()
-				var holds []*claimHold
+				var holds []*redistest.Hold
 				for i := range cache.ClaimInflight {
-					holds = append(holds, gt.arm())
+					holds = append(holds, gt.Arm())
 					get(i)
-					<-holds[i].entered
+					holds[i].Entered()
 				}
 				for i := cache.ClaimInflight; i < n; i++ {
 					get(i)
@@ -128,7 +81,7 @@ func TestCache_claimsShared(t *testing.T) {
 						time.Minute, time.Millisecond)
 				}
 				for _, h := range holds {
-					close(h.release)
+					h.Release()
 				}
 				for i, ch := range results {
 					want := fmt.Sprint("v", i)
@@ -154,7 +107,7 @@ func TestCache_claimCancelled(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		rdb, _ := b.NewClient()
-		gt := &claimGate{}
+		gt := redistest.NewGate(claims)
 		rdb.AddHook(gt)
 		c := newCache[string](t, rdb, b)
 		notCalled := func(context.Context) (string, error) { return "", errors.New("not called") }
@@ -169,11 +122,11 @@ func TestCache_claimCancelled(t *testing.T) {
 				ch <- err
 			}()
 		}
-		var first []*claimHold
+		var first []*redistest.Hold
 		for i := range cache.ClaimInflight {
-			first = append(first, gt.arm())
+			first = append(first, gt.Arm())
 			hit(i)
-			<-first[i].entered
+			first[i].Entered()
 		}
 		hit(cache.ClaimInflight) // leads the next pipeline
 		require.Eventually(t, func() bool { return c.ClaimsWaitingForTest() == 1 }, time.Minute, time.Millisecond)
@@ -184,9 +137,9 @@ func TestCache_claimCancelled(t *testing.T) {
 			done <- err
 		}()
 		require.Eventually(t, func() bool { return c.ClaimsWaitingForTest() == 2 }, time.Minute, time.Millisecond)
-		shared := gt.arm()
-		close(first[0].release) // the two waiting leave together, and are held
-		<-shared.entered
+		shared := gt.Arm()
+		first[0].Release() // the two waiting leave together, and are held
+		shared.Entered()
 		cancel()
 		select {
 		case err := <-done:
@@ -194,7 +147,7 @@ func TestCache_claimCancelled(t *testing.T) {
 		case <-time.After(20 * time.Millisecond): // a failure shows here most times; no wait is needed to pass
 		}
 		for _, h := range append(first[1:], shared) {
-			close(h.release)
+			h.Release()
 		}
 		for _, ch := range hits {
 			require.NoError(t, <-ch)

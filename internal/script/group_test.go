@@ -17,49 +17,9 @@ import (
 	"github.com/ria-go/ria/internal/script"
 )
 
-// gate is a redis.Hook that holds MULTI/EXEC pipelines on their way, one
-// per hold armed, until the test releases them: the test so knows which
-// calls are on their way and which wait, whatever the scheduling.
-type gate struct {
-	mu    sync.Mutex
-	holds []*hold
-}
-
-type hold struct {
-	entered chan struct{} // closed when a transaction reached the hold
-	release chan struct{} // closed by the test to let it go on
-}
-
-// arm holds the next transaction that is sent.
-func (g *gate) arm() *hold {
-	h := &hold{entered: make(chan struct{}), release: make(chan struct{})}
-	g.mu.Lock()
-	g.holds = append(g.holds, h)
-	g.mu.Unlock()
-	return h
-}
-
-func (g *gate) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (g *gate) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return next
-}
-
-func (g *gate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		if slices.ContainsFunc(cmds, func(c redis.Cmder) bool { return c.Name() == "exec" }) {
-			g.mu.Lock()
-			var h *hold
-			if len(g.holds) > 0 {
-				h, g.holds = g.holds[0], g.holds[1:]
-			}
-			g.mu.Unlock()
-			if h != nil {
-				close(h.entered)
-				<-h.release
-			}
-		}
-		return next(ctx, cmds)
-	}
+// transactions matches a MULTI/EXEC pipeline.
+func transactions(cmds []redis.Cmder) bool {
+	return slices.ContainsFunc(cmds, func(c redis.Cmder) bool { return c.Name() == "exec" })
 }
 
 var incr = script.New("group incr", "-- "+script.Nonce()+`
@@ -96,23 +56,23 @@ func TestGroup_shares(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		rdb, cnt := b.NewClient()
-		gt := &gate{}
+		gt := redistest.NewGate(transactions)
 		rdb.AddHook(gt)
 		g := script.NewGroup(rdb, 1, 100)
 		k := b.Prefix + "{n}:n"
 		_, err := g.Run(ctx, incr.Call([]string{k}, 0)) // the script cached
 		require.NoError(t, err)
 
-		first := gt.arm()
+		first := gt.Arm()
 		r0 := cnt.RoundTrips()
 		a := run(ctx, g, incr, k, 1)
-		<-first.entered
+		first.Entered()
 		var rs []chan result
 		for i := range 10 {
 			rs = append(rs, run(ctx, g, incr, k, 1))
 			waiting(t, g, i+1) // one at a time, so the queue's order is known
 		}
-		close(first.release)
+		first.Release()
 		assert.Equal(t, result{int64(1), nil}, <-a)
 		for i, r := range rs {
 			assert.Equal(t, result{int64(i + 2), nil}, <-r, "call %d", i)
@@ -129,7 +89,7 @@ func TestGroup_batchErrors(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		rdb, cnt := b.NewClient()
-		gt := &gate{}
+		gt := redistest.NewGate(transactions)
 		rdb.AddHook(gt)
 		g := script.NewGroup(rdb, 1, 100)
 		k, h := b.Prefix+"{n}:n", b.Prefix+"{n}:h"
@@ -138,17 +98,17 @@ func TestGroup_batchErrors(t *testing.T) {
 		require.NoError(t, err)
 		fresh := script.New("group fresh", "-- "+script.Nonce()+"\nreturn redis.call('incrby', KEYS[1], ARGV[1])")
 
-		first := gt.arm()
+		first := gt.Arm()
 		r0 := cnt.RoundTrips()
 		a := run(ctx, g, incr, k, 1)
-		<-first.entered
+		first.Entered()
 		nos := run(ctx, g, fresh, k, 10)
 		waiting(t, g, 1)
 		bad := run(ctx, g, incr, h, 1)
 		waiting(t, g, 2)
 		ok := run(ctx, g, incr, k, 100)
 		waiting(t, g, 3)
-		close(first.release)
+		first.Release()
 		assert.Equal(t, result{int64(1), nil}, <-a)
 		assert.Equal(t, result{int64(111), nil}, <-nos, "sent again after the batch")
 		r := <-bad
@@ -168,16 +128,16 @@ func TestGroup_cancel(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		rdb, _ := b.NewClient()
-		gt := &gate{}
+		gt := redistest.NewGate(transactions)
 		rdb.AddHook(gt)
 		g := script.NewGroup(rdb, 1, 100)
 		k := b.Prefix + "{n}:n"
 		_, err := g.Run(ctx, incr.Call([]string{k}, 0))
 		require.NoError(t, err)
 
-		first := gt.arm()
+		first := gt.Arm()
 		a := run(ctx, g, incr, k, 1)
-		<-first.entered
+		first.Entered()
 		qctx, cancelQueued := context.WithCancel(ctx)
 		queued := run(qctx, g, incr, k, 1000)
 		waiting(t, g, 1)
@@ -192,15 +152,15 @@ func TestGroup_cancel(t *testing.T) {
 		mctx, cancelMember := context.WithCancel(ctx)
 		member := run(mctx, g, incr, k, 1)
 		waiting(t, g, 2)
-		second := gt.arm()
-		close(first.release) // a done; leader and member leave in one batch, held
+		second := gt.Arm()
+		first.Release() // a done; leader and member leave in one batch, held
 		assert.Equal(t, result{int64(1), nil}, <-a)
-		<-second.entered
+		second.Entered()
 		cancelMember()
 		r = <-member
 		assert.ErrorIs(t, r.err, ria.ErrOutcomeUnknown)
 		assert.ErrorIs(t, r.err, context.Canceled)
-		close(second.release)
+		second.Release()
 		assert.Equal(t, result{int64(2), nil}, <-leader)
 		assert.Equal(t, "3", b.Client.Get(ctx, k).Val(), "the queued call never ran; the others once each")
 	})
@@ -212,27 +172,27 @@ func TestGroup_lostReply(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		rdb, _, f := b.FaultyClient()
-		gt := &gate{}
+		gt := redistest.NewGate(transactions)
 		rdb.AddHook(gt)
 		g := script.NewGroup(rdb, 1, 100)
 		k := b.Prefix + "{n}:n"
 		_, err := g.Run(ctx, incr.Call([]string{k}, 0))
 		require.NoError(t, err)
 
-		first := gt.arm()
+		first := gt.Arm()
 		a := run(ctx, g, incr, k, 1)
-		<-first.entered
+		first.Entered()
 		var rs []chan result
 		for i := range 3 {
 			rs = append(rs, run(ctx, g, incr, k, 10))
 			waiting(t, g, i+1)
 		}
-		second := gt.arm()
-		close(first.release)
+		second := gt.Arm()
+		first.Release()
 		assert.Equal(t, result{int64(1), nil}, <-a)
-		<-second.entered
+		second.Entered()
 		f.LoseReply(1, redistest.Commands("exec"))
-		close(second.release)
+		second.Release()
 		for i, r := range rs {
 			assert.ErrorIs(t, (<-r).err, ria.ErrOutcomeUnknown, "call %d", i)
 		}
