@@ -195,7 +195,8 @@
 //     its own value and answers "stored" again), Set, Delete, the releases,
 //     the background refresh check, Counter.Set, Guard.Allow (SET key <nonce> NX PX GET:
 //     a re-send finds its own nonce and answers true), Top.Add (ZADD of the
-//     same score), Counter.Get (INCRBY 0; a restore lease names its taker).
+//     same score), Counter.Get (INCRBY 0; a restore lease names its taker),
+//     Guard.Reset and Latest.Clear (DEL).
 //     With [WithNear], a re-sent Set or Delete publishes its invalidation
 //     again (a key dropped twice: harmless); a re-sent store, none.
 //   - Never re-sent: [Limiter.AllowN] runs its script in MULTI/EXEC, which
@@ -205,7 +206,7 @@
 //     of a transaction that carried several calls (see Round trips) is an
 //     unknown outcome for each of them.
 //   - Answered from a record: [Counter.Incr], the restore's final set,
-//     [Latest.Push] and [Top.Incr] run once-scripts: the first run records
+//     [Latest.Push], [Top.Incr] and [Top.Remove] run once-scripts: the first run records
 //     its reply under a key of its own call, <prefix>{N:K}:once:<nonce>, a
 //     STRING that lives for the client's retry window, and a re-send is
 //     answered from it. The window is read from the client's options:
@@ -251,8 +252,8 @@
 //	cache:{N}:near               channel a Cache's near cache invalidations (WithNear):
 //	                                     a 16-hex-digit writer id, then K
 //	cache:{N:K}:once:<nonce>     STRING  the reply of one Counter.Incr, restore,
-//	                                     Latest.Push or Top.Incr,
-//	                                     for its re-sends; PX
+//	                                     Latest.Push, Top.Incr or
+//	                                     Top.Remove, for its re-sends; PX
 //	                                     the client's retry window
 //
 // Names must not contain '{', '}' or ':'; keys may be any non-empty string
@@ -295,17 +296,19 @@
 //	Counter.Get    as Incr, without the record
 //	Counter.Set    1 [EVALSHA: TYPE, SET PX]
 //	Counter.Keys   1 per 1,000 keys of the database, per node (SCAN)
-//	Guard.Allow    1 (SET NX PX GET) [1]
+//	Guard.Allow    1 (SET NX PX GET) [1]; Reset 1 (DEL, idempotent)
 //	Limiter.AllowN 1 [MULTI, EVALSHA: GET, TIME, and when allowed SET of
 //	               the TAT; EXEC]; calls made at the same time share it
 //	               (below); Reset 1 (DEL)
 //	Latest.Push    1 [EVALSHA: GET and SET of its record, TYPE, LPUSH, LTRIM,
 //	               PEXPIRE with a TTL]
-//	Latest.List    1
+//	Latest.List    1; Len 1 (LLEN); Clear 1 (DEL, idempotent)
 //	Top.Incr       1 [EVALSHA: GET and SET of its record, TYPE, ZINCRBY,
 //	               PEXPIRE with a TTL]
 //	Top.Add        1 [EVALSHA: TYPE, ZADD, PEXPIRE with a TTL]
-//	Top.Range      1
+//	Top.Range      1; Score 1 (ZSCORE); Rank 1 (ZREVRANK)
+//	Top.Remove     1 [EVALSHA: GET and SET of its record, TYPE, ZREM per
+//	               500 members]
 //	Batch.Exec     1 (one per node on Cluster), plus loads and restores of
 //	               what was missing, and background refreshes
 //

@@ -248,3 +248,68 @@ func ExampleWithNear() {
 	// b reads 10
 	// b reads 11
 }
+
+func ExampleTop_Rank() {
+	srv, _ := miniredis.Run()
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	top, _ := cache.NewTop[string](rdb, "jobs-by-views")
+	for _, job := range []string{"go", "rust", "go", "zig", "go", "rust"} {
+		_, _ = top.Incr(ctx, "site", job, 1)
+	}
+	rank, _, _ := top.Rank(ctx, "site", "rust") // 0 is the top
+	score, _, _ := top.Score(ctx, "site", "rust")
+	fmt.Println("rust: rank", rank, "score", score)
+	n, _ := top.Remove(ctx, "site", "go", "cobol")
+	fmt.Println("removed", n)
+	rank, _, _ = top.Rank(ctx, "site", "rust")
+	_, ok, _ := top.Rank(ctx, "site", "go")
+	fmt.Println("rust: rank", rank, "go ranked:", ok)
+	// Output:
+	// rust: rank 1 score 2
+	// removed 1
+	// rust: rank 0 go ranked: false
+}
+
+func ExampleGuard_Reset() {
+	srv, _ := miniredis.Run()
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	resets, _ := cache.NewGuard(rdb, "password-reset")
+	ok, _ := resets.Allow(ctx, "user1", time.Minute)
+	fmt.Println("first:", ok)
+	ok, _ = resets.Allow(ctx, "user1", time.Minute)
+	fmt.Println("again:", ok)
+	_ = resets.Reset(ctx, "user1") // say, the user changed their password meanwhile
+	ok, _ = resets.Allow(ctx, "user1", time.Minute)
+	fmt.Println("after Reset:", ok)
+	// Output:
+	// first: true
+	// again: false
+	// after Reset: true
+}
+
+func ExampleLatest_Clear() {
+	srv, _ := miniredis.Run()
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	latest, _ := cache.NewLatest[int](rdb, "job-views", 3)
+	_ = latest.Push(ctx, "user1", 4, 8)
+	n, _ := latest.Len(ctx, "user1")
+	fmt.Println("len", n)
+	_ = latest.Clear(ctx, "user1")
+	n, _ = latest.Len(ctx, "user1")
+	fmt.Println("len after Clear", n)
+	// Output:
+	// len 2
+	// len after Clear 0
+}

@@ -65,3 +65,18 @@ func (g *Guard) Allow(ctx context.Context, key string, window time.Duration) (bo
 	}
 	return held == nonce, nil
 }
+
+// Reset forgets key's window, whatever its key holds: the next Allow for
+// key is let through. One round trip (DEL); it is idempotent (resetting a
+// key that is not refused is no error), so a re-send after a lost reply is
+// harmless; if every attempt lost its reply, the error wraps
+// [ria.ErrOutcomeUnknown].
+func (g *Guard) Reset(ctx context.Context, key string) error {
+	if err := checkKey("guard reset", key); err != nil {
+		return err
+	}
+	if err := g.rdb.Do(ctx, "del", g.guardKey(key)).Err(); err != nil {
+		return fmt.Errorf("cache: guard %s reset %q: %w", g.name, key, script.Unknown(err))
+	}
+	return nil
+}

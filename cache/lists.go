@@ -24,6 +24,10 @@ var (
 	topLua        string
 	topIncrScript = script.NewOnce("cache top", topLua)
 	topAddScript  = script.New("cache top", topLua)
+
+	//go:embed topremove.lua
+	topRemoveLua    string
+	topRemoveScript = script.NewOnce("cache top remove", topRemoveLua)
 )
 
 // Latest keeps the n most recent values pushed under each key (the blog's
@@ -121,6 +125,35 @@ func (l *Latest[T]) List(ctx context.Context, key string) ([]T, error) {
 		return nil, fmt.Errorf("cache: latest %s list %q: %w", l.name, key, err)
 	}
 	return out, nil
+}
+
+// Len returns the length of the list key (0 if it does not exist; at most
+// n), in one round trip (LLEN). A key that holds another type than a LIST
+// gives a [*ria.KeyError].
+func (l *Latest[T]) Len(ctx context.Context, key string) (int, error) {
+	if err := checkKey("latest len", key); err != nil {
+		return 0, err
+	}
+	n, err := l.rdb.Do(ctx, "llen", l.listKey(key)).Int64()
+	if err != nil {
+		err = script.WrongType(ctx, l.rdb, err, l.listKey(key), "cache latest list", "list")
+		return 0, fmt.Errorf("cache: latest %s len %q: %w", l.name, key, err)
+	}
+	return int(n), nil
+}
+
+// Clear deletes the list key, whatever it holds, in one round trip (DEL).
+// It is idempotent (clearing a missing list is no error), so a re-send
+// after a lost reply is harmless; if every attempt lost its reply, the
+// error wraps [ria.ErrOutcomeUnknown].
+func (l *Latest[T]) Clear(ctx context.Context, key string) error {
+	if err := checkKey("latest clear", key); err != nil {
+		return err
+	}
+	if err := l.rdb.Do(ctx, "del", l.listKey(key)).Err(); err != nil {
+		return fmt.Errorf("cache: latest %s clear %q: %w", l.name, key, script.Unknown(err))
+	}
+	return nil
 }
 
 func (l *Latest[T]) decode(raw []string) ([]T, error) {
@@ -248,6 +281,102 @@ func (t *Top[T]) Range(ctx context.Context, key string, n int) ([]Ranked[T], err
 		return nil, fmt.Errorf("cache: top %s range %q: %w", t.name, key, err)
 	}
 	return out, nil
+}
+
+// Remove removes members from the ranking key and returns how many of them
+// were in it, in one round trip (a script: ZREM). The ranking's TTL is
+// left as it is; a ranking left empty no longer exists. A Remove that
+// go-redis re-sends after a lost reply is answered from a record of its
+// first run, so the count stays true (see the package doc, "Lost
+// replies"); if every attempt lost its reply, the error wraps
+// [ria.ErrOutcomeUnknown]. At least one member must be given; a key that
+// holds another type than a ZSET gives a [*ria.KeyError].
+func (t *Top[T]) Remove(ctx context.Context, key string, members ...T) (int, error) {
+	if err := checkKey("top remove", key); err != nil {
+		return 0, err
+	}
+	if len(members) == 0 {
+		return 0, fmt.Errorf("cache: top %s remove %q: no members", t.name, key)
+	}
+	args := make([]any, len(members))
+	for i, m := range members {
+		b, err := t.codec.Marshal(m)
+		if err != nil {
+			return 0, fmt.Errorf("cache: top %s remove %q: encode member %d: %w", t.name, key, i, err)
+		}
+		args[i] = b
+	}
+	v, err := topRemoveScript.RunOnce(ctx, t.rdb, t.keys.Once(t.name+":"+key), []string{t.rankKey(key)}, args...)
+	if err != nil {
+		return 0, fmt.Errorf("cache: top %s remove %q: %w", t.name, key, err)
+	}
+	n, err := topRemoveScript.AsInt64(v)
+	if err != nil {
+		return 0, fmt.Errorf("cache: top %s remove %q: %w", t.name, key, err)
+	}
+	return int(n), nil
+}
+
+// Score returns member's score in the ranking key, and false if member is
+// not in it (or the ranking does not exist), in one round trip (ZSCORE). A
+// key that holds another type than a ZSET gives a [*ria.KeyError].
+func (t *Top[T]) Score(ctx context.Context, key string, member T) (float64, bool, error) {
+	k, m, err := t.lookup("score", key, member)
+	if err != nil {
+		return 0, false, err
+	}
+	v, err := t.rdb.Do(ctx, "zscore", k, m).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return 0, false, nil
+	case err != nil:
+		err = script.WrongType(ctx, t.rdb, err, k, "cache top ranking", "zset")
+		return 0, false, fmt.Errorf("cache: top %s score %q: %w", t.name, key, err)
+	}
+	// A double on RESP3, a bulk string on RESP2.
+	switch v := v.(type) {
+	case float64:
+		return v, true, nil
+	case string:
+		if f, err := strconv.ParseFloat(v, 64); err == nil {
+			return f, true, nil
+		}
+	}
+	return 0, false, fmt.Errorf("cache: top %s score %q: want a score, got %T %v", t.name, key, v, v)
+}
+
+// Rank returns member's rank in the ranking key, 0 for the top, in the
+// order of [Top.Range] (highest score first; ties: the member whose
+// encoding sorts last first), and false if member is not in it (or the
+// ranking does not exist), in one round trip (ZREVRANK). A key that holds
+// another type than a ZSET gives a [*ria.KeyError].
+func (t *Top[T]) Rank(ctx context.Context, key string, member T) (int64, bool, error) {
+	k, m, err := t.lookup("rank", key, member)
+	if err != nil {
+		return 0, false, err
+	}
+	r, err := t.rdb.Do(ctx, "zrevrank", k, m).Int64()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return 0, false, nil
+	case err != nil:
+		err = script.WrongType(ctx, t.rdb, err, k, "cache top ranking", "zset")
+		return 0, false, fmt.Errorf("cache: top %s rank %q: %w", t.name, key, err)
+	}
+	return r, true, nil
+}
+
+// lookup checks key and returns the ranking's key and member's encoding
+// for op.
+func (t *Top[T]) lookup(op, key string, member T) (string, []byte, error) {
+	if err := checkKey("top "+op, key); err != nil {
+		return "", nil, err
+	}
+	m, err := t.codec.Marshal(member)
+	if err != nil {
+		return "", nil, fmt.Errorf("cache: top %s %s %q: encode member: %w", t.name, op, key, err)
+	}
+	return t.rankKey(key), m, nil
 }
 
 func (t *Top[T]) decode(zs []redis.Z) ([]Ranked[T], error) {
