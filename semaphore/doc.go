@@ -7,16 +7,28 @@
 // A permit lapses when its timeout passes without [Permit.Refresh], so a
 // crashed holder frees its place by itself. [Semaphore.TryAcquire] takes a
 // permit or fails at once; [Semaphore.Acquire] waits for one.
+// [Permit.KeepAlive] refreshes a permit in the background and returns a
+// context cancelled when the permit is lost or released;
+// [Semaphore.Do] runs a function under a permit: acquire, keep alive,
+// release (even on panic).
 //
 //	sem, err := semaphore.New(rdb, "reports", 3, 30*time.Second)
 //	...
+//	err = sem.Do(ctx, func(ctx context.Context, p *semaphore.Permit) error {
+//		return build(ctx) // ctx is cancelled if the permit is lost
+//	}, semaphore.WithWait(10*time.Second))
+//	// errors.Is(err, semaphore.ErrNoPermit) if it stayed full;
+//	// errors.Is(err, semaphore.ErrNotHeld) if the permit was lost meanwhile.
+//
+// or by hand:
+//
 //	p, err := sem.Acquire(ctx, semaphore.WithWait(10*time.Second))
 //	if err != nil {
-//		return err // errors.Is(err, semaphore.ErrNoPermit) if it stayed full
+//		return err
 //	}
 //	defer p.Release(ctx)
-//	// ... work, calling p.Refresh(ctx) more often than every 30s; stop if it
-//	// returns semaphore.ErrNotHeld.
+//	ctx = p.KeepAlive(ctx) // or call p.Refresh(ctx) more often than every 30s,
+//	// and stop if it returns semaphore.ErrNotHeld
 //
 // # Guarantees
 //
@@ -65,7 +77,9 @@
 //     re-send that finds the permit gone answers "released" from the
 //     record, not [ErrNotHeld].
 //   - Refresh is naturally idempotent (it moves the deadline again); the
-//     leave of a waiter that gives up is too.
+//     leave of a waiter that gives up is too. [Permit.KeepAlive] is Refresh
+//     in a loop: a refresh whose outcome is unknown is retried, sooner,
+//     until the permit's deadline (see below).
 //
 // An error that wraps [ErrNoPermit] or [ErrNotHeld] always means that the
 // call holds (or released) nothing. When every re-send fails, the error
@@ -83,7 +97,17 @@
 //
 //   - A holder that stalls past its timeout loses its permit silently, and
 //     others may take it; it learns so only when [Permit.Refresh] or
-//     [Permit.Release] returns [ErrNotHeld]. Refresh well within the timeout.
+//     [Permit.Release] returns [ErrNotHeld], or when the context of
+//     [Permit.KeepAlive] is cancelled (cause wrapping ErrNotHeld). Refresh
+//     well within the timeout; KeepAlive refreshes every third of it.
+//   - KeepAlive on a Redis error: it retries at a third of the time left
+//     before the permit's deadline, which it estimates from the client's
+//     monotonic clock (the send time of its last successful acquisition or
+//     refresh, plus the timeout: never later than the server's deadline),
+//     and cancels its context, as lost, when that estimate has passed
+//     without a successful refresh. The permit may in fact outlive that
+//     estimate by a round trip; [Semaphore.Do] then does not release it,
+//     and it lapses at its deadline.
 //   - A holder that crashes never releases: its permit frees itself at its
 //     deadline, and the waiters blocked until then race for it; FIFO order
 //     resumes with the next release. A waiter that dies keeps its place only
@@ -124,7 +148,11 @@
 // [Permit.Refresh], [Permit.Release] and [Semaphore.Holders] take one round
 // trip each; the first call of each per server may take two (EVALSHA
 // answered by NOSCRIPT, then EVAL). [Semaphore.Acquire] takes one when a
-// permit is free.
+// permit is free. [Permit.KeepAlive] takes none when called and then one
+// (a Refresh) every third of the timeout (sooner while refreshes fail).
+// [Semaphore.Do] takes its Acquire's, KeepAlive's while fn runs, and one
+// for the release: 2 for a free permit and an fn shorter than a third of
+// the timeout.
 //
 // A contended Acquire costs 2 round trips in all: 1 for "queue and block"
 // (its attempt and its blocking BLPOP of the grant list sent in one

@@ -121,6 +121,48 @@ func ExamplePermit_Refresh() {
 	// after stalling: true
 }
 
+func ExampleSemaphore_Do() {
+	srv, _ := miniredis.Run()
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	sem, _ := semaphore.New(rdb, "reports", 2, 30*time.Second)
+	// Do waits for a permit, refreshes it every 10s while fn runs (fn's ctx
+	// is cancelled if it is lost) and releases it when fn returns.
+	err := sem.Do(ctx, func(ctx context.Context, p *semaphore.Permit) error {
+		n, _ := sem.Holders(ctx)
+		fmt.Println("holders while building:", n)
+		return nil // ... build the report, stopping if ctx is cancelled
+	}, semaphore.WithWait(10*time.Second))
+	fmt.Println("err:", err)
+
+	n, _ := sem.Holders(ctx)
+	fmt.Println("holders after:", n)
+	// Output:
+	// holders while building: 1
+	// err: <nil>
+	// holders after: 0
+}
+
+func ExamplePermit_KeepAlive() {
+	srv, _ := miniredis.Run()
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	sem, _ := semaphore.New(rdb, "crawler", 1, 3*time.Second)
+	p, _ := sem.TryAcquire(ctx)
+	held := p.KeepAlive(ctx) // refreshes every second until Release
+	// ... long work that watches held.Done() ...
+	_ = p.Release(ctx)
+	fmt.Println(held.Err())
+	// Output:
+	// context canceled
+}
+
 func ExamplePermit_Release() {
 	srv, _ := miniredis.Run()
 	defer srv.Close()

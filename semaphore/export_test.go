@@ -39,3 +39,14 @@ func (s *Semaphore) HotForTest() bool { return s.hot.Load() }
 
 // WaitGiveBacksForTest waits until the background give-backs have ended.
 func (s *Semaphore) WaitGiveBacksForTest() { s.bg.Wait() }
+
+// KeepAliveDoneForTest returns a channel closed when the current refresh
+// loop has returned (nil if none ever ran).
+func (p *Permit) KeepAliveDoneForTest() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.alive == nil {
+		return nil
+	}
+	return p.alive.done
+}

@@ -276,13 +276,15 @@ func (s *Semaphore) acquire(ctx context.Context, p *Permit, o acquireOptions) (*
 				return ok, retry, err
 			}
 		},
-		Granted: func(val string, _ time.Time, kept bool) error {
+		Granted: func(val string, since time.Time, kept bool) error {
 			p.kept = p.kept || kept
 			seq, err := strconv.ParseInt(val, 10, 64)
 			if err != nil {
 				return fmt.Errorf("semaphore: acquire %q: malformed grant %q: %w", s.name, val, err)
 			}
 			p.seq = seq
+			// The release that handed it over set its deadline after since.
+			p.setExpiry(since)
 			return nil
 		},
 		Leave: func(ctx context.Context) error {
@@ -331,15 +333,17 @@ func (p *Permit) attemptArgs(left time.Duration, wake bool) []any {
 // attempt queues the caller. It records the permit's sequence number, or
 // returns retry, the time until the earliest holder's deadline.
 func (p *Permit) attempt(ctx context.Context, left time.Duration, wake bool) (ok bool, retry time.Duration, err error) {
+	sent := time.Now()
 	r, err := acquireScript.Int64s(ctx, p.s.rdb, p.acquireKeys(), p.attemptArgs(left, wake)...)
 	if err != nil {
 		return false, 0, err
 	}
-	return p.attempted(r)
+	return p.attempted(r, sent)
 }
 
 // attemptIn queues the acquire script on pl in wake mode.
 func (p *Permit) attemptIn(ctx context.Context, pl redis.Pipeliner, left time.Duration) func() (bool, time.Duration, error) {
+	sent := time.Now()
 	read := wait.ScriptIn(ctx, pl, func(ctx context.Context, c redis.Scripter) (any, error) {
 		return acquireScript.Run(ctx, c, p.acquireKeys(), p.attemptArgs(left, true)...)
 	})
@@ -352,16 +356,18 @@ func (p *Permit) attemptIn(ctx context.Context, pl redis.Pipeliner, left time.Du
 		if err != nil {
 			return false, 0, err
 		}
-		return p.attempted(r)
+		return p.attempted(r, sent)
 	}
 }
 
-func (p *Permit) attempted(r []int64) (bool, time.Duration, error) {
+// attempted reads the acquire script's reply to an attempt sent at sent.
+func (p *Permit) attempted(r []int64, sent time.Time) (bool, time.Duration, error) {
 	switch {
 	case len(r) != 2:
 		return false, 0, fmt.Errorf("script %s: want 2 integers, got %d", acquireScript.Name(), len(r))
 	case r[0] == 1:
 		p.seq = r[1]
+		p.setExpiry(sent)
 		return true, 0, nil
 	}
 	return false, time.Duration(r[1]) * time.Millisecond, nil
@@ -382,7 +388,7 @@ func (s *Semaphore) giveBack(p *Permit) {
 	s.bg.Add(1)
 	go func() {
 		defer s.bg.Done()
-		until := time.Now().Add(time.Duration(s.timeout) * time.Millisecond)
+		until := time.Now().Add(s.lease())
 		var backoff time.Duration
 		for {
 			ctx, cancel := context.WithDeadline(context.Background(), until)
@@ -399,7 +405,7 @@ func (s *Semaphore) giveBack(p *Permit) {
 			d := wait.Jitter(backoff)
 			if time.Until(until) < d {
 				s.log.Warn("semaphore: could not give back a permit whose acquisition outcome was unknown; it lapses at its timeout",
-					"semaphore", s.name, "timeout", time.Duration(s.timeout)*time.Millisecond, "err", err)
+					"semaphore", s.name, "timeout", s.lease(), "err", err)
 				return
 			}
 			time.Sleep(d)
@@ -452,6 +458,15 @@ type Permit struct {
 	// kept: handed over by a plain wait, which left the seq on the grant
 	// list (Release deletes it).
 	kept bool
+
+	mu sync.Mutex
+	// expiry is local and conservative: the send time of the last
+	// acquisition or refresh that succeeded, plus the timeout (the server
+	// set the deadline after that).
+	expiry   time.Time
+	released bool
+	lost     error      // why KeepAlive found the permit lost; wraps ErrNotHeld
+	alive    *keepAlive // the refresh loop of KeepAlive, if one ever ran
 }
 
 // ID returns the permit's random identifier, its member in the holders set.
@@ -467,8 +482,10 @@ func (p *Permit) Seq() int64 { return p.seq }
 // permit had already timed out or been released; a timed-out permit is then
 // removed, and the caller must stop the work it guarded. A re-send after a
 // lost reply refreshes again and answers the same; if every re-send fails,
-// the error wraps ria.ErrOutcomeUnknown.
+// the error wraps ria.ErrOutcomeUnknown. [Permit.KeepAlive] calls it in the
+// background.
 func (p *Permit) Refresh(ctx context.Context) error {
+	sent := time.Now()
 	n, err := refreshScript.Int64(ctx, p.s.rdb, []string{p.s.keys.holders}, p.id, p.s.timeout)
 	switch {
 	case err != nil:
@@ -476,12 +493,14 @@ func (p *Permit) Refresh(ctx context.Context) error {
 	case n == 0:
 		return fmt.Errorf("semaphore: refresh %q: %w", p.s.name, ErrNotHeld)
 	}
+	p.setExpiry(sent)
 	return nil
 }
 
 // Release gives the permit back, in one round trip, handing it to the first
 // waiting [Semaphore.Acquire] if any. It returns [ErrNotHeld] if the permit
-// had already timed out or been released.
+// had already timed out or been released. It stops [Permit.KeepAlive]'s
+// refreshes first, and cancels the contexts KeepAlive returned.
 //
 // A re-send of the release after a lost reply answers as the first run
 // did: a successful release leaves a record of the call for the client's
@@ -489,7 +508,11 @@ func (p *Permit) Refresh(ctx context.Context) error {
 // ria.ErrOutcomeUnknown, and the Semaphore retries the release in the
 // background until it is answered or the timeout has passed.
 func (p *Permit) Release(ctx context.Context) error {
+	p.stopKeepAlive()
 	held, err := p.s.release(ctx, p.id, false, p.kept, script.Nonce())
+	p.mu.Lock()
+	p.released = true
+	p.mu.Unlock()
 	switch {
 	case err != nil && isReply(err):
 		return fmt.Errorf("semaphore: release %q: %w", p.s.name, err)
