@@ -30,12 +30,15 @@ var (
 	clickLua string
 	//go:embed stats.lua
 	statsLua string
+	//go:embed ads.lua
+	adsLua string
 
 	indexScript  = script.NewOnce("adtarget index", commonLua+indexLua)
 	removeScript = script.NewOnce("adtarget remove", commonLua+removeLua)
 	targetScript = script.NewOnce("adtarget target", commonLua+targetLua)
 	clickScript  = script.NewOnce("adtarget click", commonLua+clickLua)
 	statsScript  = script.New("adtarget stats", commonLua+statsLua)
+	adsScript    = script.New("adtarget ads", commonLua+adsLua)
 )
 
 // Limits of what a Targeter accepts.
@@ -50,6 +53,8 @@ const (
 	MaxContentBytes = 64 << 10
 	// MaxValue bounds a bid value.
 	MaxValue = 1e6
+	// MaxAdsPage bounds the n of [Targeter.Ads].
+	MaxAdsPage = 10000
 	// DefaultMatchTTL is how long a targeting's matched words wait for a
 	// click (the book's 900 s); see [WithMatchTTL].
 	DefaultMatchTTL = 15 * time.Minute
@@ -452,4 +457,43 @@ func (t *Targeter) Stats(ctx context.Context, id string) (Stats, error) {
 	s.Value, s.ECPM = f[0], f[1]
 	s.Views, s.Clicks, s.Actions = int64(f[2]), int64(f[3]), int64(f[4])
 	return s, nil
+}
+
+// Ads returns a page of the IDs of the indexed ads (an operator's listing,
+// a migration): call it with cursor 0, then with each next it returns,
+// until next is 0. It is one HSCAN ... COUNT n of the types HASH (where
+// [Targeter.Index] records an ad and [Targeter.Remove] deletes it), in a
+// script that only reads: one round trip. A page holds about n IDs, in no
+// particular order; a targeter whose types HASH is in the compact
+// encoding (up to hash-max-listpack-entries ads, 128 by default) comes
+// whole in one page.
+//
+// Under concurrent Index and Remove calls (HSCAN's guarantees): an ad
+// indexed from the first page to the last is listed; one indexed or
+// removed meanwhile may or may not be; an ID may be listed twice (in two
+// pages, when the HASH is resized between them), so deduplicate if that
+// matters. The cursor is the server's: pass back next as it is.
+//
+// An n outside 1 to [MaxAdsPage] is an error matching [ErrInvalid]; a
+// types key holding another Redis type is a *ria.KeyError.
+func (t *Targeter) Ads(ctx context.Context, cursor uint64, n int) (ids []string, next uint64, err error) {
+	if n < 1 || n > MaxAdsPage {
+		return nil, 0, fmt.Errorf("adtarget: ads: %w: n %d, want 1 to %d", ErrInvalid, n, MaxAdsPage)
+	}
+	v, err := adsScript.Run(ctx, t.rdb, []string{t.prefix}, strconv.FormatUint(cursor, 10), n)
+	if err != nil {
+		return nil, 0, fmt.Errorf("adtarget: ads: %w", err)
+	}
+	arr, _ := v.([]any)
+	if len(arr) != 2 {
+		return nil, 0, fmt.Errorf("adtarget: ads: bad reply %v", v)
+	}
+	cs, _ := arr[0].(string)
+	if next, err = strconv.ParseUint(cs, 10, 64); err != nil {
+		return nil, 0, fmt.Errorf("adtarget: ads: bad cursor %v", arr[0])
+	}
+	if ids, err = adsScript.AsStrings(arr[1]); err != nil {
+		return nil, 0, fmt.Errorf("adtarget: ads: %w", err)
+	}
+	return ids, next, nil
 }

@@ -299,6 +299,8 @@ func TestRoundTrips(t *testing.T) {
 		require.NoError(t, err)
 		_, err = x.Stats(ctx, "a")
 		require.NoError(t, err)
+		_, _, err = x.Ads(ctx, 0, 10)
+		require.NoError(t, err)
 		for _, op := range []struct {
 			name string
 			fn   func()
@@ -315,6 +317,7 @@ func TestRoundTrips(t *testing.T) {
 			{"action", func() { require.NoError(t, x.Action(ctx, tg.ID, "b")) }},
 			{"stats", func() { _, err := x.Stats(ctx, "b"); require.NoError(t, err) }},
 			{"remove", func() { _, err := x.Remove(ctx, "b"); require.NoError(t, err) }},
+			{"ads", func() { _, _, err := x.Ads(ctx, 0, 10); require.NoError(t, err) }},
 		} {
 			rt, cmds := b.Count.Delta(op.fn)
 			assert.Equal(t, int64(1), rt, "%s round trips", op.name)

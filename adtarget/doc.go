@@ -32,7 +32,9 @@
 // ([WithMatchTTL], 15 minutes). Every 100th view of an ad relearns it.
 // [Targeter.Click] and [Targeter.Action] record a click or an action for
 // the ad, its type and the matched words, and relearn the ad
-// (update_cpms). [Targeter.Stats] reads an ad's numbers.
+// (update_cpms). [Targeter.Stats] reads an ad's numbers; [Targeter.Ads]
+// lists the indexed ads' IDs a page at a time (HSCAN of the types HASH,
+// for an operator or a migration).
 //
 // Words come from the search package's analyzer (the book's tokenize made
 // Unicode-aware, with its stop words) or any [search.Analyzer]
@@ -48,7 +50,10 @@
 // The book's process-local AVERAGE_PER_1K is replaced by the type
 // counters in Redis, shared by every client. Re-indexing an ad replaces
 // its locations, words and bid and starts its learning over; removing it
-// leaves nothing of it but its share of the type counters.
+// leaves nothing of it but its share of the type counters. Paging with
+// Ads lists every ad indexed from the first page to the last (an ad
+// indexed or removed meanwhile may or may not be, and an ID may come in
+// two pages when the HASH is resized between them: HSCAN's guarantees).
 //
 // # Lost replies
 //
@@ -58,6 +63,7 @@
 // re-send gets it instead of counting a second view or click. When every
 // re-send failed, the error wraps ria.ErrOutcomeUnknown: the operation
 // was applied entirely or not at all ([Targeter.Stats] tells which).
+// Stats and Ads only read: a re-send reads again.
 //
 // # Wrong types
 //
@@ -109,15 +115,17 @@
 //
 // # Round trips
 //
-// Index 1, Remove 1, Target 1, Click 1, Action 1, Stats 1 (the first run
-// of a script on a server adds one for EVAL after NOSCRIPT).
+// Index 1, Remove 1, Target 1, Click 1, Action 1, Stats 1, Ads 1 per
+// page (the first run of a script on a server adds one for EVAL after
+// NOSCRIPT).
 //
 // # Key schema
 //
 // With the default prefix "adtarget:" and targeter name n (the book's
 // key in parentheses):
 //
-//	{n}:types          HASH   ad -> cpc | cpa | cpm (type:)
+//	{n}:types          HASH   ad -> cpc | cpa | cpm (type:); its fields
+//	                          are the indexed ads Ads lists
 //	{n}:value          ZSET   ad -> eCPM (idx:ad:value:)
 //	{n}:base           ZSET   ad -> bid value (ad:base_value:)
 //	{n}:stats          HASH   <type>:views | :clicks | :actions (type:<type>:views: ...)
@@ -143,6 +151,9 @@
 // Every key of a targeter carries its name as the hash tag: each script
 // touches one slot and no CROSSSLOT error is possible. A targeter lives
 // on one master; run one targeter per market or region to spread load.
+// Ads pages through that master's types HASH, and its cursor is that
+// server's: after a failover or a slot migration between pages, start
+// again from cursor 0.
 //
 // # Limits
 //

@@ -3,6 +3,7 @@ package adtarget_test
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
@@ -46,4 +47,37 @@ func Example() {
 	// VA: 2
 	// ad 1: cpc 0.250, eCPM 2.500, 100 views, 1 clicks
 	// ad 2: cpc 0.125, eCPM 0.125, 1 views, 0 clicks
+}
+
+// Listing the indexed ads a page at a time: cursor 0 first, then each
+// next, until next is 0.
+func ExampleTargeter_Ads() {
+	srv, _ := miniredis.Run()
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	x, _ := adtarget.New(rdb, "ads")
+	for _, id := range []string{"3", "1", "2"} {
+		_, _ = x.Index(ctx, adtarget.Ad{ID: id, Locations: []string{"USA"}, Content: "redis", Bid: adtarget.CPM, Value: 1})
+	}
+	_, _ = x.Remove(ctx, "2")
+	var all []string
+	var cursor uint64
+	for {
+		ids, next, err := x.Ads(ctx, cursor, 100)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		all = append(all, ids...)
+		if cursor = next; cursor == 0 {
+			break
+		}
+	}
+	slices.Sort(all) // pages come in no particular order
+	fmt.Println(all)
+	// Output:
+	// [1 3]
 }

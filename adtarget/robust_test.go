@@ -84,6 +84,7 @@ func TestWrongTypes(t *testing.T) {
 		b.CheckWrongTypes(t, setup, func() error { return x.Action(ctx, 1, "1") },
 			with(kr("matched:1", "set", "adtarget matched words"))...)
 		b.CheckWrongTypes(t, setup, func() error { _, err := x.Stats(ctx, "1"); return err }, with()...)
+		b.CheckWrongTypes(t, setup, func() error { _, _, err := x.Ads(ctx, 0, 10); return err }, kr("types", "hash", "adtarget types"))
 
 		// Corrupt values: an unknown type, a counter that is not a number.
 		for _, c := range []struct{ key, field, value string }{

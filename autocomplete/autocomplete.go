@@ -32,7 +32,8 @@ const (
 	DefaultRecent = 100
 	// MaxRecent is the largest [WithRecent].
 	MaxRecent = 10000
-	// MaxCompletions is the largest n of [Completer.Complete].
+	// MaxCompletions is the largest n of [Completer.Complete] and
+	// [Completer.Members].
 	MaxCompletions = 1000
 	// MaxBatch is the most names one [Completer.Join] or
 	// [Completer.Leave] takes.

@@ -74,6 +74,16 @@ func TestBadInput(t *testing.T) {
 				_, err := ac.Complete(ctx, "g", "a", autocomplete.MaxCompletions+1)
 				return err
 			}},
+			{"members long after", autocomplete.ErrTooLong, func() error { _, err := ac.Members(ctx, "g", long, 5); return err }},
+			{"members after not UTF-8", autocomplete.ErrInvalid, func() error { _, err := ac.Members(ctx, "g", "\xff", 5); return err }},
+			{"members after with NUL", autocomplete.ErrInvalid, func() error { _, err := ac.Members(ctx, "g", "a\x00", 5); return err }},
+			{"members n 0", autocomplete.ErrInvalid, func() error { _, err := ac.Members(ctx, "g", "", 0); return err }},
+			{"members n too big", autocomplete.ErrInvalid, func() error {
+				_, err := ac.Members(ctx, "g", "", autocomplete.MaxCompletions+1)
+				return err
+			}},
+			{"members empty set", autocomplete.ErrEmpty, func() error { _, err := ac.Members(ctx, "", "", 5); return err }},
+			{"members set with brace", autocomplete.ErrInvalid, func() error { _, err := ac.Members(ctx, "g}", "", 5); return err }},
 			{"complete set with brace", autocomplete.ErrInvalid, func() error { _, err := ac.Complete(ctx, "{g", "a", 5); return err }},
 		} {
 			var err error
@@ -95,6 +105,10 @@ func TestComplete_foreignMember(t *testing.T) {
 		require.NoError(t, b.Client.ZAdd(ctx, key(b, "g", "members"), redis.Z{Member: "annie"}).Err())
 		_, err := ac.Complete(ctx, "g", "an", 5)
 		var kerr *ria.KeyError
+		require.ErrorAs(t, err, &kerr)
+		assert.True(t, errors.Is(err, ria.ErrCorrupt))
+		assert.Equal(t, key(b, "g", "members"), kerr.Key)
+		_, err = ac.Members(ctx, "g", "", 5)
 		require.ErrorAs(t, err, &kerr)
 		assert.True(t, errors.Is(err, ria.ErrCorrupt))
 		assert.Equal(t, key(b, "g", "members"), kerr.Key)

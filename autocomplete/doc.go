@@ -7,6 +7,7 @@
 //	names, err := ac.Contacts(ctx, "joe", "je")  // recent first
 //	err = ac.Join(ctx, "guild", "jeff", "Jenny", "jack")
 //	names, err = ac.Complete(ctx, "guild", "JE", 10) // [jeff Jenny]
+//	page, err := ac.Members(ctx, "guild", "", 100)   // the first 100 names
 //
 // # Recent contacts
 //
@@ -28,7 +29,10 @@
 // LIMIT 0 n over that range: O(log N + n) on the server, nothing written.
 // The book's autocomplete_on_prefix instead inserts two sentinel members
 // under WATCH, retries when a concurrent join or leave touches the set,
-// and works for the letters a to z only.
+// and works for the letters a to z only. [Completer.Members] lists a set
+// in the same order, a page of up to n names after a given name at a
+// time (one ZRANGEBYLEX ... LIMIT 0 n from that name's member on), for an
+// operator or a migration.
 //
 // # Guarantees
 //
@@ -38,6 +42,9 @@
 //     not removed and strings are not normalised (see [Fold]).
 //   - Complete agrees with a linear filter of the names, in folded order,
 //     under concurrent joins and leaves (no retry, no sentinel).
+//   - Paging with Members lists every name that is in the set from the
+//     first page to the last exactly once, in order; a name that joins or
+//     leaves meanwhile is listed if its place is read while it is there.
 //   - Bad input (empty or over-long names, prefixes, users or sets;
 //     invalid UTF-8 or NUL bytes; braces in user or set names; n out of
 //     range; more than [MaxBatch] names) is an error wrapping [ErrEmpty],
@@ -62,7 +69,8 @@
 // # Round trips
 //
 // One for every call: AddContact, RemoveContact and Join/Leave one script
-// each; Contacts and RecentContacts one LRANGE; Complete one ZRANGEBYLEX.
+// each; Contacts and RecentContacts one LRANGE; Complete one ZRANGEBYLEX;
+// Members one ZRANGEBYLEX per page.
 //
 // # Key schema
 //
@@ -76,13 +84,14 @@
 // Each call touches one key, so one slot: a user's contacts live in the
 // user's slot, a member set in its own. A member set is one key, so it
 // does not spread over nodes; shard very large sets by a leading letter
-// yourself if one node cannot hold one.
+// yourself if one node cannot hold one. Members pages through the one key
+// of a set, so it reads one node.
 //
 // # Limits
 //
 // Names, contacts and prefixes are at most [MaxName] bytes; a completion
-// returns at most [MaxCompletions] names; names with one folded form are
-// ordered by their bytes.
+// or a page of Members returns at most [MaxCompletions] names; names with
+// one folded form are ordered by their bytes.
 //
 // # Performance
 //

@@ -60,3 +60,32 @@ func ExampleCompleter_Contacts() {
 	// [åke Ærø bob]
 	// [åke]
 }
+
+// Listing a whole member set, a page at a time, in folded order.
+func ExampleCompleter_Members() {
+	srv, _ := miniredis.Run()
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	ac, _ := autocomplete.New(rdb)
+	_ = ac.Join(ctx, "guild", "jeff", "Jenny", "jack", "jennifer", "Ann")
+	after := ""
+	for {
+		page, err := ac.Members(ctx, "guild", after, 2)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println(page)
+		if len(page) < 2 {
+			break
+		}
+		after = page[len(page)-1]
+	}
+	// Output:
+	// [Ann jack]
+	// [jeff jennifer]
+	// [Jenny]
+}

@@ -77,12 +77,65 @@ func (c *Completer) Complete(ctx context.Context, set, prefix string, n int) ([]
 	if err != nil {
 		return nil, fmt.Errorf("autocomplete: complete in %q: %w", set, script.WrongType(ctx, c.rdb, err, key, "autocomplete members", "zset"))
 	}
+	out, err := spellings(key, ms)
+	if err != nil {
+		return nil, fmt.Errorf("autocomplete: complete in %q: %w", set, err)
+	}
+	return out, nil
+}
+
+// Members returns up to n names of set, as they were spelled, in the order
+// of [Completer.Complete] (by folded form, then by bytes): the first n
+// when after is "", else the first n that sort after the name after. To
+// list a whole set (an operator, a migration), call it again with the
+// last name of each page as after until a page holds fewer than n names.
+// after need not be in the set (it may have left since). It is one
+// ZRANGEBYLEX ... LIMIT 0 n from after's member on: one round trip,
+// O(log N + n) on the server, nothing written.
+//
+// Under concurrent joins and leaves, paging lists every name that is in
+// the set from the first page to the last exactly once, in order; a name
+// that joins or leaves meanwhile is listed or not depending on whether its
+// place was read before or after the change.
+//
+// A too long ([MaxName]) or malformed after, an n outside 1 to
+// [MaxCompletions], or a bad set name is an error. A set key holding
+// another Redis type gives a *ria.KeyError; a member this package did not
+// write, a *ria.KeyError matching ria.ErrCorrupt.
+func (c *Completer) Members(ctx context.Context, set, after string, n int) ([]string, error) {
+	if err := checkEntity("set", set); err != nil {
+		return nil, fmt.Errorf("autocomplete: members: %w", err)
+	}
+	lo := "-"
+	if after != "" {
+		if err := checkName("after", after); err != nil {
+			return nil, fmt.Errorf("autocomplete: members of %q: %w", set, err)
+		}
+		lo = "(" + member(after)
+	}
+	if n < 1 || n > MaxCompletions {
+		return nil, fmt.Errorf("autocomplete: members of %q: n %d: want 1 to %d: %w", set, n, MaxCompletions, ErrInvalid)
+	}
+	key := c.membersKey(set)
+	ms, err := c.rdb.ZRangeByLex(ctx, key, &redis.ZRangeBy{Min: lo, Max: "+", Count: int64(n)}).Result()
+	if err != nil {
+		return nil, fmt.Errorf("autocomplete: members of %q: %w", set, script.WrongType(ctx, c.rdb, err, key, "autocomplete members", "zset"))
+	}
+	out, err := spellings(key, ms)
+	if err != nil {
+		return nil, fmt.Errorf("autocomplete: members of %q: %w", set, err)
+	}
+	return out, nil
+}
+
+// spellings returns the names the members ms of the member set key hold.
+func spellings(key string, ms []string) ([]string, error) {
 	out := make([]string, 0, len(ms))
 	for _, m := range ms {
 		name, ok := spelling(m)
 		if !ok {
-			return nil, fmt.Errorf("autocomplete: complete in %q: %w", set, &ria.KeyError{Role: "autocomplete members", Key: key,
-				Got: fmt.Sprintf("member %q", m), Want: "folded name, NUL, name", Err: ria.ErrCorrupt})
+			return nil, &ria.KeyError{Role: "autocomplete members", Key: key,
+				Got: fmt.Sprintf("member %q", m), Want: "folded name, NUL, name", Err: ria.ErrCorrupt}
 		}
 		out = append(out, name)
 	}

@@ -34,6 +34,8 @@ func TestRoundTrips(t *testing.T) {
 			{"RemoveContact", 1, func() error { return ac.RemoveContact(ctx, "u", "Jeff") }},
 			{"Join", 1, func() error { return ac.Join(ctx, "g", "jennifer", "joe") }},
 			{"Complete", 1, func() error { _, err := ac.Complete(ctx, "g", "je", 10); return err }},
+			{"Members", 1, func() error { _, err := ac.Members(ctx, "g", "", 10); return err }},
+			{"Members after", 1, func() error { _, err := ac.Members(ctx, "g", "jeff", 10); return err }},
 			{"Leave", 1, func() error { return ac.Leave(ctx, "g", "joe") }},
 		} {
 			var err error

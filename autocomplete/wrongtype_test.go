@@ -32,6 +32,7 @@ func TestWrongTypes(t *testing.T) {
 			"Join":     func() error { return ac.Join(ctx, "g", "Bob") },
 			"Leave":    func() error { return ac.Leave(ctx, "g", "Ann") },
 			"Complete": func() error { _, err := ac.Complete(ctx, "g", "a", 5); return err },
+			"Members":  func() error { _, err := ac.Members(ctx, "g", "", 5); return err },
 		} {
 			t.Run(name, func(t *testing.T) { b.CheckWrongTypes(t, setup, call, members) })
 		}

@@ -25,7 +25,8 @@
 //     shards one after another), any other to CRC32 mod 2·total/size (so a
 //     shard holds about size/2 of them on average). Set members are int64s,
 //     stored as integers: on Redis 7.0 only a set of integers has a compact
-//     encoding (intset).
+//     encoding (intset). [Set.Members] lists them all, shard by shard
+//     (SSCAN), for an operator or a migration.
 //   - [Visitors] (count_visit): each day's unique visitors by the [Sets]
 //     method (exact: sharded intsets, each day sized from the day before's
 //     count) or the [HyperLogLog] method (PFADD/PFCOUNT: an estimate in
@@ -102,6 +103,10 @@
 //     too and count their keys twice). [Records.Scan] and
 //     [Locations.Aggregate] read each string once, by its number, from the
 //     node that serves it.
+//   - [Set.Members] reads shards 0 to n-1 by number (no key SCAN) with
+//     SSCAN: a member in the set from its start to its end is visited, one
+//     added or removed meanwhile may or may not be, none is visited twice.
+//     It is a listing, not a snapshot.
 //   - A structure's parameters (shard size, total, method, record width,
 //     ids per string, code table) are stored with it by the first New and
 //     reused by later ones: a New given other values fails with
@@ -151,6 +156,9 @@
 //     AggregateUsers: 1 per server per 10,000 ids. Scan and Aggregate: 1 GET,
 //     1 STRLEN pipeline per server, 1 GETRANGE per block (4 in flight).
 //   - Hash Len: a SCAN of each primary plus 1 HLEN pipeline per primary.
+//   - Set Members: 1 per server per 65,536/size shards (an SSCAN pipeline;
+//     a compact shard comes whole in one SSCAN), plus 1 per server per
+//     further SSCAN page of the shards over the compact encoding.
 //   - New of an existing structure: 1 (HGETALL of its parameters); of a new
 //     one: that, CONFIG GET on each primary when the shard size comes from
 //     the server, and 1 script.
@@ -188,7 +196,8 @@
 // own, so the shards of one structure spread over a Cluster's (or a
 // Router's) nodes, and a batch is one round trip per node. All the keys of
 // a List share its name's tag: a list lives on one node, which its scripts
-// need. Hash.Len scans each primary once.
+// need. Hash.Len scans each primary once. Set.Members reads each shard
+// from the node that serves it, pipelined per node.
 //
 // # Sharding across servers: Router versus Ring
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -53,6 +54,31 @@ func ExampleKey() {
 	// test:1
 	// test:10
 	// shard: bad size: shard size 0, want at least 1
+}
+
+// Listing a sharded set: every member of every shard, shard by shard.
+func ExampleSet_Members() {
+	srv, _ := miniredis.Run()
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	s, err := shard.NewSet(ctx, rdb, "banned", 1000, shard.WithShardSize(100)) // 20 shards
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	_ = s.Add(ctx, 42, 7, 1_000_000, 99)
+	var all []int64
+	err = s.Members(ctx, func(m int64) error {
+		all = append(all, m)
+		return nil
+	})
+	slices.Sort(all) // members come in no particular order
+	fmt.Println(all, err)
+	// Output:
+	// [7 42 99 1000000] <nil>
 }
 
 // Unique visitors counted both ways, with the same API.

@@ -143,3 +143,111 @@ func cardSum(ctx context.Context, rdb Client, n int64, shardKey func(int64) stri
 	}
 	return sum, nil
 }
+
+// membersChunk bounds the members one pipeline of [Set.Members] reads: it
+// asks for 65,536/size shards at a time.
+const membersChunk = 1 << 16
+
+// Members calls fn with every member of the set, shard by shard (an
+// operator's listing, a migration), and returns fn's first error as it
+// is, having stopped there. It reads the shards with SSCAN ... COUNT size,
+// 65,536/size shards per pipeline (one round trip per server per
+// pipeline): a shard in the compact encoding comes whole in one reply; a
+// larger one needs further SSCANs, sent in the next pipelines. Memory stays
+// bounded by one pipeline's replies (and, for a shard that takes several
+// SSCANs, the members of that shard seen so far). fn is called from the
+// caller's goroutine, between round trips, and may call the set; members
+// come in no particular order.
+//
+// Concurrent writes (SSCAN's guarantees, per shard): a member in the set
+// from the start to the end of Members is visited; one added or removed
+// meanwhile may or may not be. No member is visited twice. Members is not a
+// snapshot: use it where that is enough (a migration also applies the
+// writes made while it ran).
+//
+// A shard holding another Redis type gives a *ria.KeyError naming it (the
+// shards read before it have been visited); a member that is not an
+// integer, a *ria.KeyError matching ria.ErrCorrupt. fn nil is an error.
+func (s *Set) Members(ctx context.Context, fn func(member int64) error) error {
+	if fn == nil {
+		return fmt.Errorf("shard: set %q: members: nil func", s.name)
+	}
+	type shardScan struct {
+		id     int64
+		cursor uint64
+		seen   map[int64]struct{} // the shard's members so far, once it takes more than one SSCAN
+	}
+	per := max(1, membersChunk/s.size)
+	var open []*shardScan // shards with an SSCAN cursor to follow
+	for next := int64(0); next < s.nShd || len(open) > 0; {
+		batch := open
+		open = nil
+		for ; int64(len(batch)) < per && next < s.nShd; next++ {
+			batch = append(batch, &shardScan{id: next})
+		}
+		p := s.rdb.Pipeline()
+		for _, sh := range batch {
+			p.Do(ctx, "sscan", s.shardKey(sh.id), sh.cursor, "count", s.size)
+		}
+		cmds, err := p.Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("shard: set %q: members: %w", s.name, batchErr(ctx, s.rdb, cmds, arg1, setRole, "set"))
+		}
+		for i, c := range cmds {
+			sh := batch[i]
+			ms, cursor, err := sscanReply(c.(*redis.Cmd))
+			if err != nil {
+				return fmt.Errorf("shard: set %q: members: %w", s.name, corrupt(arg1(c), setRole, fmt.Sprint(c.(*redis.Cmd).Val()), "an SSCAN reply"))
+			}
+			if cursor != 0 && sh.seen == nil {
+				sh.seen = make(map[int64]struct{}, len(ms))
+			}
+			for _, m := range ms {
+				v, err := strconv.ParseInt(m, 10, 64)
+				if err != nil {
+					return fmt.Errorf("shard: set %q: members: %w", s.name, corrupt(arg1(c), setRole, m, "an integer member"))
+				}
+				if sh.seen != nil {
+					if _, dup := sh.seen[v]; dup {
+						continue // SSCAN may return a member twice across a rehash
+					}
+					sh.seen[v] = struct{}{}
+				}
+				if err := fn(v); err != nil {
+					return err
+				}
+			}
+			if cursor != 0 {
+				sh.cursor = cursor
+				open = append(open, sh)
+			}
+		}
+	}
+	return nil
+}
+
+// sscanReply parses an SSCAN reply: the next cursor and the members.
+func sscanReply(c *redis.Cmd) (members []string, cursor uint64, err error) {
+	v, err := c.Slice()
+	if err != nil || len(v) != 2 {
+		return nil, 0, fmt.Errorf("not a cursor and members")
+	}
+	cs, ok := v[0].(string)
+	if !ok {
+		return nil, 0, fmt.Errorf("cursor not a string")
+	}
+	if cursor, err = strconv.ParseUint(cs, 10, 64); err != nil {
+		return nil, 0, err
+	}
+	raw, ok := v[1].([]any)
+	if !ok {
+		return nil, 0, fmt.Errorf("members not an array")
+	}
+	members = make([]string, len(raw))
+	for i, m := range raw {
+		if members[i], ok = m.(string); !ok {
+			return nil, 0, fmt.Errorf("member not a string")
+		}
+	}
+	return members, cursor, nil
+}

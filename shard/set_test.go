@@ -1,6 +1,7 @@
 package shard_test
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -127,4 +128,127 @@ func TestSessionID(t *testing.T) {
 		_, err := shard.SessionID(bad)
 		assert.ErrorContains(t, err, "want a UUID", fmt.Sprintf("%q", bad))
 	}
+}
+
+// members returns the members Members visits, failing on one visited twice.
+func members(t *testing.T, s *shard.Set) map[int64]bool {
+	t.Helper()
+	got := map[int64]bool{}
+	require.NoError(t, s.Members(t.Context(), func(m int64) error {
+		assert.False(t, got[m], "member %d visited twice", m)
+		got[m] = true
+		return nil
+	}))
+	return got
+}
+
+func memberSet(ms ...int64) map[int64]bool {
+	out := map[int64]bool{}
+	for _, m := range ms {
+		out[m] = true
+	}
+	return out
+}
+
+// Members visits every member of every shard once: compact shards whole in
+// one pipeline (one round trip per server), shards over the compact
+// encoding (and over the shard size) in several SSCANs.
+func TestSet_Members(t *testing.T) {
+	run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		p := shard.WithPrefix(b.Prefix)
+		s := must(shard.NewSet(ctx, b.Client, "testx", 50, shard.WithShardSize(50), p))
+		assert.Empty(t, members(t, s), "an empty set")
+		all := make([]int64, 50)
+		for i := range all {
+			all[i] = int64(i) * 1_000_003
+		}
+		all[49] = -7
+		require.NoError(t, s.Add(ctx, all...))
+		var got map[int64]bool
+		rt, _ := b.Count.Delta(func() { got = members(t, s) })
+		assert.Equal(t, memberSet(all...), got)
+		assert.Equal(t, nodes(t, b, b.Prefix+"{testx:0}:set", b.Prefix+"{testx:1}:set"), rt, "one pipeline: one round trip per server")
+
+		// 65,536/size shards per pipeline: 4 shards of 65,536, 4 pipelines
+		// of one shard (one round trip each).
+		big := must(shard.NewSet(ctx, b.Client, "big", 2*65_536, shard.WithShardSize(65_536), p))
+		require.Equal(t, int64(4), big.Shards())
+		require.NoError(t, big.Add(ctx, all...))
+		rt, _ = b.Count.Delta(func() { got = members(t, big) })
+		assert.Equal(t, memberSet(all...), got)
+		assert.Equal(t, int64(4), rt, "4 pipelines of one shard")
+
+		// 2,400 members in 4 shards of size 50: hashtable shards on a
+		// real server, read in many SSCANs of COUNT 50.
+		over := must(shard.NewSet(ctx, b.Client, "over", 100, shard.WithShardSize(50), p))
+		many := make([]int64, 2400)
+		for i := range many {
+			many[i] = int64(i)*7919 + 1
+		}
+		require.NoError(t, over.Add(ctx, many...))
+		if b.Real() {
+			assert.Equal(t, "hashtable", encoding(t, b.Client, over.ShardKey(many[0])))
+		}
+		assert.Equal(t, memberSet(many...), members(t, over))
+	})
+}
+
+// Members under concurrent writes (made from fn, between its round trips):
+// every member there from start to end is visited, once; one removed may
+// or may not be, one added may or may not be, nothing else is.
+func TestSet_Members_concurrent(t *testing.T) {
+	run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		s := must(shard.NewSet(ctx, b.Client, "c", 100, shard.WithShardSize(20), shard.WithPrefix(b.Prefix)))
+		var kept, removed, added []int64
+		for i := range int64(300) {
+			if i%3 == 0 {
+				removed = append(removed, i)
+			} else {
+				kept = append(kept, i)
+			}
+			added = append(added, 1000+i)
+		}
+		require.NoError(t, s.Add(ctx, kept...))
+		require.NoError(t, s.Add(ctx, removed...))
+		got := map[int64]bool{}
+		first := true
+		require.NoError(t, s.Members(ctx, func(m int64) error {
+			if first {
+				first = false
+				if err := s.Remove(ctx, removed...); err != nil {
+					return err
+				}
+				if err := s.Add(ctx, added...); err != nil {
+					return err
+				}
+			}
+			assert.False(t, got[m], "member %d visited twice", m)
+			got[m] = true
+			return nil
+		}))
+		for _, m := range kept {
+			assert.True(t, got[m], "member %d, there throughout, not visited", m)
+		}
+		maybe := memberSet(append(append(append([]int64(nil), kept...), removed...), added...)...)
+		for m := range got {
+			assert.True(t, maybe[m], "member %d was never in the set", m)
+		}
+	})
+}
+
+// fn's error stops Members and comes back as it is; a nil fn is an error.
+func TestSet_Members_stop(t *testing.T) {
+	run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		s := must(shard.NewSet(ctx, b.Client, "s", 100, shard.WithShardSize(10), shard.WithPrefix(b.Prefix)))
+		require.NoError(t, s.Add(ctx, 1, 2, 3, 4, 5, 6, 7, 8, 9))
+		stop := errors.New("enough")
+		calls := 0
+		err := s.Members(ctx, func(int64) error { calls++; return stop })
+		assert.Same(t, stop, err)
+		assert.Equal(t, 1, calls)
+		assert.ErrorContains(t, s.Members(ctx, nil), "nil func")
+	})
 }

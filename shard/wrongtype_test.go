@@ -83,9 +83,26 @@ func TestWrongTypes_hashAndSet(t *testing.T) {
 			"Remove":   func() error { return s.Remove(ctx, 1) },
 			"Contains": func() error { _, err := s.Contains(ctx, 1); return err },
 			"Len":      func() error { _, err := s.Len(ctx); return err },
+			"Members":  func() error { return s.Members(ctx, func(int64) error { return nil }) },
 		} {
 			t.Run("set "+name, func(t *testing.T) { b.CheckWrongTypes(t, setup, call, sk) })
 		}
+	})
+}
+
+// Members names a shard holding a member that is not an integer.
+func TestWrongTypes_setMembersCorrupt(t *testing.T) {
+	run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		s := must(shard.NewSet(ctx, b.Client, "s", 1000, shard.WithShardSize(10), shard.WithPrefix(b.Prefix)))
+		require.NoError(t, s.Add(ctx, 1))
+		require.NoError(t, b.Client.SAdd(ctx, s.ShardKey(1), "one").Err())
+		err := s.Members(ctx, func(int64) error { return nil })
+		var kerr *ria.KeyError
+		require.ErrorAs(t, err, &kerr)
+		assert.ErrorIs(t, err, ria.ErrCorrupt)
+		assert.Equal(t, s.ShardKey(1), kerr.Key)
+		assert.Equal(t, "shard set", kerr.Role)
 	})
 }
 
