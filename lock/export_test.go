@@ -35,14 +35,7 @@ func (lk *Locker) WaitGiveBacksForTest() { lk.bg.Wait() }
 
 // KeepAliveDoneForTest returns a channel closed when the current extension
 // loop has returned (nil if none ever ran).
-func (l *Lock) KeepAliveDoneForTest() <-chan struct{} {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.alive == nil {
-		return nil
-	}
-	return l.alive.done
-}
+func (l *Lock) KeepAliveDoneForTest() <-chan struct{} { return l.lease.LoopDone() }
 
 // AcquireForTest runs Acquire's wait for l, a Lock of NewLockForTest (whose
 // token, and so whose keys, the test knows).

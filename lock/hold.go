@@ -2,48 +2,20 @@ package lock
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
-	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/ria-go/ria/internal/lease"
 )
 
 // hold is what a held lock keeps in process, exclusive ([Lock]) or
-// read/write ([RWHold]): its fence, TTL, local expiry, state and
-// extension loop.
+// read/write ([RWHold]): its fence, and its lease (TTL, local expiry,
+// state and extension loop).
 type hold struct {
-	mu       sync.Mutex
-	fence    int64
-	ttl      time.Duration
-	expiry   time.Time // local, conservative: sent-at + ttl of the last success
-	released bool
-	lost     bool // KeepAlive found it lost
-	alive    *keepAlive
-}
-
-func (h *hold) lease() time.Duration {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.ttl
-}
-
-func (h *hold) expiryTime() time.Time {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.expiry
-}
-
-func (h *hold) isLost() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.lost
-}
-
-func (h *hold) markReleased() {
-	h.mu.Lock()
-	h.released = true
-	h.mu.Unlock()
+	fence atomic.Int64
+	lease lease.Hold
 }
 
 // setGrant records the fence of a grant handed over by a release; its TTL
@@ -53,53 +25,33 @@ func (h *hold) setGrant(fence string, since time.Time) error {
 	if err != nil {
 		return fmt.Errorf("malformed grant %q: %w", fence, err)
 	}
-	h.mu.Lock()
-	h.fence, h.expiry = f, since.Add(h.ttl)
-	h.mu.Unlock()
+	h.fence.Store(f)
+	h.lease.Renewed(since)
 	return nil
+}
+
+// acquired records an acquisition sent at sent that minted fence.
+func (h *hold) acquired(fence int64, sent time.Time) {
+	h.fence.Store(fence)
+	h.lease.Renewed(sent)
+}
+
+// ops is how a hold whose extension is extend and whose release is release
+// keeps its lease: a lost hold's cause is ErrNotHeld itself.
+func (h *hold) ops(extend func(context.Context, time.Duration) error, release func(context.Context) error) lease.Ops {
+	return lease.Ops{
+		Refresh: func(ctx context.Context) error { return extend(ctx, h.lease.TTL()) },
+		Release: release,
+		NotHeld: ErrNotHeld,
+		Lost:    func(error, bool) error { return ErrNotHeld },
+	}
 }
 
 // run runs fn while the hold is kept alive (its ctx is cancelled, with
 // cause ErrNotHeld, if the hold is lost) and always releases it after, as
 // [Locker.Do] documents; what names the call in errors.
-func (h *hold) run(ctx context.Context, what string, extend func(context.Context, time.Duration) error, release func(context.Context) error, fn func(ctx context.Context) error) (err error) {
-	held := h.keepAlive(ctx, extend)
-	defer func() {
-		h.stopKeepAlive(nil)
-		// Lost: KeepAlive found the lock taken, or its last confirmed TTL
-		// ran out without a successful extension.
-		lost := h.isLost() || !time.Now().Before(h.expiryTime())
-		if !lost {
-			rctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), h.expiryTime())
-			rerr := release(rctx)
-			cancel()
-			switch {
-			case errors.Is(rerr, ErrNotHeld):
-				lost = true
-			case rerr != nil:
-				err = errors.Join(err, rerr)
-			}
-		} else {
-			h.markReleased()
-		}
-		if lost && !errors.Is(err, ErrNotHeld) {
-			if err == nil {
-				err = fmt.Errorf("lock: %s: lost while fn ran: %w", what, ErrNotHeld)
-			} else {
-				err = fmt.Errorf("lock: %s: lost while fn ran (%w): %w", what, ErrNotHeld, err)
-			}
-		}
-	}()
-	return fn(held)
-}
-
-// keepAlive is one extension loop and the contexts bound to it.
-type keepAlive struct {
-	stop    chan struct{} // closed to stop the loop
-	done    chan struct{} // closed when the loop has returned
-	stopped bool
-	cancels map[int]context.CancelCauseFunc // of the contexts handed out, by id
-	next    int
+func (h *hold) run(ctx context.Context, what string, extend func(context.Context, time.Duration) error, release func(context.Context) error, fn func(ctx context.Context) error) error {
+	return h.lease.Run(ctx, h.ops(extend, release), fmt.Sprintf("lock: %s: lost while fn ran", what), fn)
 }
 
 // KeepAlive extends the lock by its TTL every TTL/3 in the background and
@@ -116,7 +68,9 @@ type keepAlive struct {
 // extension loop, which then runs until every such ctx has ended (or the
 // lock is released or lost); after the loop stopped because its contexts
 // ended, KeepAlive starts a new one.
-func (l *Lock) KeepAlive(ctx context.Context) context.Context { return l.keepAlive(ctx, l.Extend) }
+func (l *Lock) KeepAlive(ctx context.Context) context.Context {
+	return l.lease.KeepAlive(ctx, l.ops(l.Extend, l.Release))
+}
 
 // KeepAlive extends the hold by its TTL every TTL/3 in the background and
 // returns a context derived from ctx that is cancelled as soon as the hold
@@ -124,104 +78,6 @@ func (l *Lock) KeepAlive(ctx context.Context) context.Context { return l.keepAli
 // the exclusive lock (same rules: Release cancels it with
 // context.Canceled; the extensions stop at Release, when the hold is lost,
 // or when every ctx bound to the loop has ended).
-func (h *RWHold) KeepAlive(ctx context.Context) context.Context { return h.keepAlive(ctx, h.Extend) }
-
-// keepAlive is KeepAlive of a hold whose extension is extend.
-func (h *hold) keepAlive(ctx context.Context, extend func(context.Context, time.Duration) error) context.Context {
-	held, cancel := context.WithCancelCause(ctx)
-	h.mu.Lock()
-	switch {
-	case h.lost:
-		h.mu.Unlock()
-		cancel(ErrNotHeld)
-		return held
-	case h.released:
-		h.mu.Unlock()
-		cancel(nil)
-		return held
-	}
-	ka := h.alive
-	if ka == nil || ka.stopped {
-		ka = &keepAlive{stop: make(chan struct{}), done: make(chan struct{}), cancels: map[int]context.CancelCauseFunc{}}
-		h.alive = ka
-		go h.runKeepAlive(ka, extend)
-	}
-	id := ka.next
-	ka.next++
-	ka.cancels[id] = cancel
-	h.mu.Unlock()
-	context.AfterFunc(held, func() { h.unbind(ka, id) })
-	return held
-}
-
-// unbind drops the context id from ka once it ended, and stops the loop
-// when no bound context is left.
-func (h *hold) unbind(ka *keepAlive, id int) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if ka.stopped {
-		return
-	}
-	delete(ka.cancels, id)
-	if len(ka.cancels) == 0 {
-		ka.stopped = true
-		close(ka.stop)
-	}
-}
-
-func (h *hold) runKeepAlive(ka *keepAlive, extend func(context.Context, time.Duration) error) {
-	defer close(ka.done)
-	var failing bool
-	for {
-		h.mu.Lock()
-		ttl, expiry := h.ttl, h.expiry
-		h.mu.Unlock()
-		next := ttl / 3
-		if failing { // retry sooner, while the TTL lasts
-			next = min(next, time.Until(expiry)/3)
-		}
-		t := time.NewTimer(max(next, time.Millisecond))
-		select {
-		case <-ka.stop:
-			t.Stop()
-			return
-		case <-t.C:
-		}
-		select {
-		case <-ka.stop:
-			return
-		default:
-		}
-		ctx, cancel := context.WithDeadline(context.Background(), expiry)
-		err := extend(ctx, ttl)
-		cancel()
-		failing = err != nil
-		if errors.Is(err, ErrNotHeld) || (err != nil && !time.Now().Before(expiry)) {
-			h.stopKeepAlive(ErrNotHeld)
-			return
-		}
-	}
-}
-
-// stopKeepAlive stops the extension loop, if any, and cancels the contexts
-// handed out with cause (nil: context.Canceled). With cause ErrNotHeld it
-// marks the lock lost.
-func (h *hold) stopKeepAlive(cause error) {
-	h.mu.Lock()
-	if cause != nil {
-		h.lost = true
-	}
-	ka := h.alive
-	if ka == nil || ka.stopped {
-		h.mu.Unlock()
-		return
-	}
-	ka.stopped = true
-	cancels := ka.cancels
-	ka.cancels = nil
-	h.mu.Unlock()
-	close(ka.stop)
-	for _, c := range cancels {
-		c(cause)
-	}
+func (h *RWHold) KeepAlive(ctx context.Context) context.Context {
+	return h.lease.KeepAlive(ctx, h.ops(h.Extend, h.Release))
 }

@@ -223,7 +223,7 @@ func (lk *Locker) acquire(ctx context.Context, l *Lock, o acquireOptions) (*Lock
 	err := lk.waitTurn(ctx, fmt.Sprintf("acquire %q", l.name), lk.hint(l.name), o, wait.Turn{
 		GrantKey:  l.grantKey(),
 		GrantRole: "lock grant",
-		Lease:     l.ttl,
+		Lease:     l.lease.TTL(),
 		Attempt: func(ctx context.Context, left time.Duration) (bool, time.Duration, error) {
 			return l.attempt(ctx, left, false)
 		},
@@ -331,7 +331,8 @@ func check(name string, ttl time.Duration) error {
 }
 
 func (lk *Locker) newLock(name string, ttl time.Duration) *Lock {
-	l := &Lock{lk: lk, name: name, token: uuid.NewString(), hold: hold{ttl: ttl}}
+	l := &Lock{lk: lk, name: name, token: uuid.NewString()}
+	l.lease.Init(ttl)
 	l.owner = lk.ownerKey(name)
 	l.grant = lk.grantPrefix(name) + l.token
 	// acquire: owner, fence, queue, waiters, grant; release adds the grant
@@ -349,14 +350,14 @@ func (lk *Locker) giveBack(l *Lock) {
 	lk.bg.Add(1)
 	go func() {
 		defer lk.bg.Done()
-		until := time.Now().Add(l.lease())
+		until := time.Now().Add(l.lease.TTL())
 		err := retry(until, func(ctx context.Context) error {
 			_, err := l.release(ctx, true, true, "")
 			return err
 		})
 		if err != nil {
 			lk.log.Warn("lock: could not give back a lock whose acquisition outcome was unknown; it expires with its TTL",
-				"lock", l.name, "ttl", l.lease(), "err", err)
+				"lock", l.name, "ttl", l.lease.TTL(), "err", err)
 		}
 	}()
 }
@@ -429,7 +430,7 @@ func (l *Lock) releaseKeys() []string {
 // attemptArgs are the acquire script's arguments; left > 0 queues the
 // caller.
 func (l *Lock) attemptArgs(left time.Duration, wake bool) []any {
-	return []any{l.token, l.ttl.Milliseconds(), waitMs(left), flag(wake), l.lk.slack.Milliseconds()}
+	return []any{l.token, l.lease.TTL().Milliseconds(), waitMs(left), flag(wake), l.lk.slack.Milliseconds()}
 }
 
 // attempt runs the acquire script once; left > 0 queues the caller.
@@ -476,10 +477,7 @@ func (l *Lock) attempted(res []int64, sent time.Time) (bool, time.Duration, erro
 			return false, time.Duration(pttl) * time.Millisecond, nil
 		}
 	}
-	l.mu.Lock()
-	l.fence = res[1]
-	l.expiry = sent.Add(l.ttl)
-	l.mu.Unlock()
+	l.acquired(res[1], sent)
 	return true, 0, nil
 }
 
@@ -507,11 +505,7 @@ func (l *Lock) Token() string { return l.token }
 // greater than that of every earlier acquisition of the same name. Pass it to
 // the resource you protect, which should refuse writes carrying a fence lower
 // than one it has seen.
-func (l *Lock) Fence() int64 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.fence
-}
+func (l *Lock) Fence() int64 { return l.fence.Load() }
 
 // Release gives the lock up if this holder still has it, in one round
 // trip: it hands it to the first waiter, or deletes it when nobody waits.
@@ -525,9 +519,9 @@ func (l *Lock) Fence() int64 {
 // ria.ErrOutcomeUnknown, and the Locker retries the release in the
 // background until it is answered or the lock's TTL has passed.
 func (l *Lock) Release(ctx context.Context) error {
-	l.stopKeepAlive(nil)
+	l.lease.Stop()
 	ok, err := l.release(ctx, l.queued, l.kept, script.Nonce())
-	l.markReleased()
+	l.lease.MarkReleased()
 	switch {
 	case err != nil && isReply(err):
 		return fmt.Errorf("lock: release %q: %w", l.name, err)
@@ -578,9 +572,6 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 	if n != 1 {
 		return fmt.Errorf("lock: extend %q: %w", l.name, ErrNotHeld)
 	}
-	l.mu.Lock()
-	l.ttl = ttl
-	l.expiry = sent.Add(ttl)
-	l.mu.Unlock()
+	l.lease.Extended(sent, ttl)
 	return nil
 }

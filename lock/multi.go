@@ -144,19 +144,9 @@ func (lk *Locker) DoAll(ctx context.Context, names []string, ttl time.Duration, 
 		var errs []error
 		lost := false
 		for _, l := range m.locks {
-			l.stopKeepAlive(nil)
-			if l.isLost() || !time.Now().Before(l.expiryTime()) {
-				l.markReleased()
-				lost = true
-				continue
-			}
-			rctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), l.expiryTime())
-			rerr := l.Release(rctx)
-			cancel()
-			switch {
-			case errors.Is(rerr, ErrNotHeld):
-				lost = true
-			case rerr != nil:
+			gone, rerr := l.lease.Finish(ctx, l.ops(l.Extend, l.Release))
+			lost = lost || gone
+			if rerr != nil {
 				errs = append(errs, rerr)
 			}
 		}

@@ -163,7 +163,7 @@ func (rw *RWLock) wait(ctx context.Context, h *RWHold, o acquireOptions) (*RWHol
 	err := rw.lk.waitTurn(ctx, fmt.Sprintf("%s %q", rwOp(h.write), rw.name), rw.hot, o, wait.Turn{
 		GrantKey:  h.grant,
 		GrantRole: "lock rw grant",
-		Lease:     h.ttl,
+		Lease:     h.lease.TTL(),
 		Attempt: func(ctx context.Context, left time.Duration) (bool, time.Duration, error) {
 			return h.attempt(ctx, left, false)
 		},
@@ -209,7 +209,8 @@ func (rw *RWLock) do(ctx context.Context, ttl time.Duration, write bool, fn func
 }
 
 func (rw *RWLock) newHold(ttl time.Duration, write bool) *RWHold {
-	h := &RWHold{rw: rw, write: write, token: uuid.NewString(), hold: hold{ttl: ttl}}
+	h := &RWHold{rw: rw, write: write, token: uuid.NewString()}
+	h.lease.Init(ttl)
 	h.grant = rw.k.grant + h.token
 	return h
 }
@@ -221,11 +222,11 @@ func (rw *RWLock) giveBack(h *RWHold) {
 	lk.bg.Add(1)
 	go func() {
 		defer lk.bg.Done()
-		until := time.Now().Add(h.lease())
+		until := time.Now().Add(h.lease.TTL())
 		err := retry(until, h.leave)
 		if err != nil {
 			lk.log.Warn("lock: could not give back a read/write lock hold whose outcome was unknown; it expires with its TTL",
-				"lock", rw.name, "write", h.write, "ttl", h.lease(), "err", err)
+				"lock", rw.name, "write", h.write, "ttl", h.lease.TTL(), "err", err)
 		}
 	}()
 }
@@ -262,11 +263,7 @@ func (h *RWHold) Write() bool { return h.write }
 // after a lost reply gets a newer one than its first.) Pass a writer's
 // fence to the resource you protect, which should refuse writes carrying a
 // fence lower than one it has seen.
-func (h *RWHold) Fence() int64 {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.fence
-}
+func (h *RWHold) Fence() int64 { return h.fence.Load() }
 
 func (h *RWHold) mode() string {
 	if h.write {
@@ -281,7 +278,7 @@ func (h *RWHold) acquireKeys() []string {
 }
 
 func (h *RWHold) attemptArgs(left time.Duration, wake bool) []any {
-	return []any{h.token, h.ttl.Milliseconds(), waitMs(left), flag(wake), h.mode(), h.rw.lk.slack.Milliseconds()}
+	return []any{h.token, h.lease.TTL().Milliseconds(), waitMs(left), flag(wake), h.mode(), h.rw.lk.slack.Milliseconds()}
 }
 
 // attempt runs the acquire script once; left > 0 queues the caller.
@@ -328,10 +325,7 @@ func (h *RWHold) attempted(res []int64, sent time.Time) (bool, time.Duration, er
 			return false, time.Duration(r) * time.Millisecond, nil
 		}
 	}
-	h.mu.Lock()
-	h.fence = res[1]
-	h.expiry = sent.Add(h.ttl)
-	h.mu.Unlock()
+	h.acquired(res[1], sent)
 	return true, 0, nil
 }
 
@@ -358,9 +352,9 @@ func (h *RWHold) granted(fence string, since time.Time, kept bool) error {
 // the release in the background until it is answered or the hold's TTL
 // has passed.
 func (h *RWHold) Release(ctx context.Context) error {
-	h.stopKeepAlive(nil)
+	h.lease.Stop()
 	ok, err := h.release(ctx, h.queued, h.kept)
-	h.markReleased()
+	h.lease.MarkReleased()
 	op := "runlock"
 	if h.write {
 		op = "unlock"
@@ -421,9 +415,6 @@ func (h *RWHold) Extend(ctx context.Context, ttl time.Duration) error {
 	if n != 1 {
 		return fmt.Errorf("lock: extend %q: %w", h.rw.name, ErrNotHeld)
 	}
-	h.mu.Lock()
-	h.ttl = ttl
-	h.expiry = sent.Add(ttl)
-	h.mu.Unlock()
+	h.lease.Extended(sent, ttl)
 	return nil
 }

@@ -7,7 +7,7 @@ import (
 
 // NewPermitForTest returns a permit of s that is not held, for driving
 // single attempts and waits with an ID the test knows.
-func (s *Semaphore) NewPermitForTest(id string) *Permit { return &Permit{s: s, id: id} }
+func (s *Semaphore) NewPermitForTest(id string) *Permit { return s.newPermit(id) }
 
 // AttemptForTest runs one plain acquire attempt; left > 0 queues the caller.
 func (p *Permit) AttemptForTest(ctx context.Context, left time.Duration) (bool, error) {
@@ -42,11 +42,4 @@ func (s *Semaphore) WaitGiveBacksForTest() { s.bg.Wait() }
 
 // KeepAliveDoneForTest returns a channel closed when the current refresh
 // loop has returned (nil if none ever ran).
-func (p *Permit) KeepAliveDoneForTest() <-chan struct{} {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.alive == nil {
-		return nil
-	}
-	return p.alive.done
-}
+func (p *Permit) KeepAliveDoneForTest() <-chan struct{} { return p.lease.LoopDone() }

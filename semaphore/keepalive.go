@@ -2,30 +2,40 @@ package semaphore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
+
+	"github.com/ria-go/ria/internal/lease"
 )
 
 // lease returns the semaphore's timeout.
 func (s *Semaphore) lease() time.Duration { return time.Duration(s.timeout) * time.Millisecond }
 
-// setExpiry records that the permit's server deadline was set after sent.
-func (p *Permit) setExpiry(sent time.Time) {
-	p.mu.Lock()
-	if e := sent.Add(p.s.lease()); e.After(p.expiry) {
-		p.expiry = e
-	}
-	p.mu.Unlock()
+// newPermit returns a permit of s, not yet held, with identifier id.
+func (s *Semaphore) newPermit(id string) *Permit {
+	p := &Permit{s: s, id: id}
+	p.lease.Init(s.lease())
+	return p
 }
 
-// keepAlive is one refresh loop and the contexts bound to it.
-type keepAlive struct {
-	stop    chan struct{} // closed to stop the loop
-	done    chan struct{} // closed when the loop has returned
-	stopped bool
-	cancels map[int]context.CancelCauseFunc // of the contexts handed out, by id
-	next    int
+// setExpiry records that the permit's server deadline was set after sent.
+func (p *Permit) setExpiry(sent time.Time) { p.lease.Renewed(sent) }
+
+// ops is how the permit's lease is refreshed, released and lost.
+func (p *Permit) ops() lease.Ops {
+	name := p.s.name
+	return lease.Ops{
+		Refresh: p.Refresh,
+		Release: p.Release,
+		NotHeld: ErrNotHeld,
+		Lost: func(last error, timedOut bool) error {
+			if timedOut {
+				return fmt.Errorf("semaphore: keep-alive %q: permit lost, refreshes failed until its timeout ran out (last: %v): %w",
+					name, last, ErrNotHeld)
+			}
+			return fmt.Errorf("semaphore: keep-alive %q: permit lost, a refresh found it gone: %w", name, ErrNotHeld)
+		},
+	}
 }
 
 // KeepAlive refreshes the permit in the background, with [Permit.Refresh]
@@ -49,123 +59,7 @@ type keepAlive struct {
 // starts a new one. On a permit already released or lost, KeepAlive
 // returns a context cancelled at once.
 func (p *Permit) KeepAlive(ctx context.Context) context.Context {
-	held, cancel := context.WithCancelCause(ctx)
-	p.mu.Lock()
-	switch {
-	case p.lost != nil:
-		p.mu.Unlock()
-		cancel(p.lost)
-		return held
-	case p.released:
-		p.mu.Unlock()
-		cancel(nil)
-		return held
-	}
-	ka := p.alive
-	if ka == nil || ka.stopped {
-		ka = &keepAlive{stop: make(chan struct{}), done: make(chan struct{}), cancels: map[int]context.CancelCauseFunc{}}
-		p.alive = ka
-		go p.refreshLoop(ka)
-	}
-	id := ka.next
-	ka.next++
-	ka.cancels[id] = cancel
-	p.mu.Unlock()
-	context.AfterFunc(held, func() { p.unbind(ka, id) })
-	return held
-}
-
-// unbind drops the context id from ka once it ended, and stops the loop
-// when no bound context is left.
-func (p *Permit) unbind(ka *keepAlive, id int) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if ka.stopped {
-		return
-	}
-	delete(ka.cancels, id)
-	if len(ka.cancels) == 0 {
-		ka.stopped = true
-		close(ka.stop)
-	}
-}
-
-func (p *Permit) refreshLoop(ka *keepAlive) {
-	defer close(ka.done)
-	period := p.s.lease() / 3
-	next := period
-	for {
-		t := time.NewTimer(max(next, time.Millisecond))
-		select {
-		case <-ka.stop:
-			t.Stop()
-			return
-		case <-t.C:
-		}
-		p.mu.Lock()
-		expiry := p.expiry
-		p.mu.Unlock()
-		ctx, cancel := context.WithDeadline(context.Background(), expiry)
-		err := p.Refresh(ctx)
-		cancel()
-		switch {
-		case err == nil:
-			next = period
-		case errors.Is(err, ErrNotHeld):
-			p.lose(ka, fmt.Errorf("semaphore: keep-alive %q: permit lost, a refresh found it gone: %w", p.s.name, ErrNotHeld))
-			return
-		case !time.Now().Before(expiry):
-			p.lose(ka, fmt.Errorf("semaphore: keep-alive %q: permit lost, refreshes failed until its timeout ran out (last: %v): %w",
-				p.s.name, err, ErrNotHeld))
-			return
-		default: // retry sooner, while the deadline lasts
-			next = min(period, time.Until(expiry)/3)
-		}
-	}
-}
-
-// lose marks the permit lost and cancels the contexts of ka with cause,
-// unless ka was stopped meanwhile (a Release or its contexts' end).
-func (p *Permit) lose(ka *keepAlive, cause error) {
-	p.mu.Lock()
-	if ka.stopped {
-		p.mu.Unlock()
-		return
-	}
-	p.lost = cause
-	ka.stopped = true
-	cancels := ka.cancels
-	ka.cancels = nil
-	p.mu.Unlock()
-	close(ka.stop)
-	for _, c := range cancels {
-		c(cause)
-	}
-}
-
-// stopKeepAlive stops the refresh loop, if any, cancels the contexts
-// handed out with context.Canceled, and returns a channel closed when the
-// loop has returned (nil if none ever ran).
-func (p *Permit) stopKeepAlive() <-chan struct{} {
-	p.mu.Lock()
-	ka := p.alive
-	if ka == nil {
-		p.mu.Unlock()
-		return nil
-	}
-	if ka.stopped {
-		p.mu.Unlock()
-		return ka.done
-	}
-	ka.stopped = true
-	cancels := ka.cancels
-	ka.cancels = nil
-	p.mu.Unlock()
-	close(ka.stop)
-	for _, c := range cancels {
-		c(nil)
-	}
-	return ka.done
+	return p.lease.KeepAlive(ctx, p.ops())
 }
 
 // Do runs fn while holding a permit: it acquires one as [Semaphore.Acquire]
@@ -184,7 +78,7 @@ func (p *Permit) stopKeepAlive() <-chan struct{} {
 //
 // Round trips: the acquisition's (1 when a permit is free), 1 per refresh
 // while fn runs (one every third of the timeout), and 1 for the release.
-func (s *Semaphore) Do(ctx context.Context, fn func(ctx context.Context, p *Permit) error, opts ...AcquireOption) (err error) {
+func (s *Semaphore) Do(ctx context.Context, fn func(ctx context.Context, p *Permit) error, opts ...AcquireOption) error {
 	if fn == nil {
 		return fmt.Errorf("semaphore: do %q: nil fn", s.name)
 	}
@@ -192,43 +86,6 @@ func (s *Semaphore) Do(ctx context.Context, fn func(ctx context.Context, p *Perm
 	if err != nil {
 		return err
 	}
-	held := p.KeepAlive(ctx)
-	defer func() { err = p.finish(ctx, err) }()
-	return fn(held, p)
-}
-
-// finish ends a Do whose fn returned err (or panicked): it releases p
-// unless p is known lost, and returns fn's error with the release's.
-func (p *Permit) finish(ctx context.Context, err error) error {
-	if done := p.stopKeepAlive(); done != nil {
-		<-done // a refresh in flight may still move the expiry, or find the permit gone
-	}
-	p.mu.Lock()
-	lost, expiry := p.lost != nil, p.expiry
-	p.mu.Unlock()
-	// Lost: KeepAlive found it gone, or its last confirmed deadline passed
-	// without a successful refresh.
-	lost = lost || !time.Now().Before(expiry)
-	if lost {
-		p.mu.Lock()
-		p.released = true
-		p.mu.Unlock()
-	} else {
-		rctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), expiry)
-		rerr := p.Release(rctx)
-		cancel()
-		switch {
-		case errors.Is(rerr, ErrNotHeld):
-			lost = true
-		case rerr != nil:
-			err = errors.Join(err, rerr)
-		}
-	}
-	if lost && !errors.Is(err, ErrNotHeld) {
-		if err == nil {
-			return fmt.Errorf("semaphore: do %q: permit lost while fn ran: %w", p.s.name, ErrNotHeld)
-		}
-		return fmt.Errorf("semaphore: do %q: permit lost while fn ran (%w): %w", p.s.name, ErrNotHeld, err)
-	}
-	return err
+	return p.lease.Run(ctx, p.ops(), fmt.Sprintf("semaphore: do %q: permit lost while fn ran", s.name),
+		func(ctx context.Context) error { return fn(ctx, p) })
 }

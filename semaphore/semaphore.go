@@ -16,6 +16,7 @@ import (
 
 	"github.com/ria-go/ria"
 	"github.com/ria-go/ria/internal/keys"
+	"github.com/ria-go/ria/internal/lease"
 	"github.com/ria-go/ria/internal/script"
 	"github.com/ria-go/ria/internal/wait"
 )
@@ -186,7 +187,7 @@ func (s *Semaphore) TryAcquire(ctx context.Context) (*Permit, error) {
 	if ctx.Err() != nil {
 		return nil, s.noPermit(ctx, nil)
 	}
-	p := &Permit{s: s, id: uuid.NewString()}
+	p := s.newPermit(uuid.NewString())
 	ok, _, err := p.attempt(ctx, 0, false)
 	switch {
 	case err != nil && isReply(err):
@@ -242,7 +243,7 @@ func (s *Semaphore) Acquire(ctx context.Context, opts ...AcquireOption) (*Permit
 	if ctx.Err() != nil {
 		return nil, s.noPermit(ctx, nil)
 	}
-	return s.acquire(ctx, &Permit{s: s, id: uuid.NewString()}, o)
+	return s.acquire(ctx, s.newPermit(uuid.NewString()), o)
 }
 
 // acquire is Acquire's wait for permit p.
@@ -459,14 +460,12 @@ type Permit struct {
 	// list (Release deletes it).
 	kept bool
 
-	mu sync.Mutex
-	// expiry is local and conservative: the send time of the last
-	// acquisition or refresh that succeeded, plus the timeout (the server
-	// set the deadline after that).
-	expiry   time.Time
-	released bool
-	lost     error      // why KeepAlive found the permit lost; wraps ErrNotHeld
-	alive    *keepAlive // the refresh loop of KeepAlive, if one ever ran
+	// lease is the permit's local state: its conservative expiry (the
+	// send time of the last acquisition or refresh that succeeded, plus the
+	// timeout: the server set the deadline after that), whether it was
+	// released or found lost (with a cause wrapping ErrNotHeld), and the
+	// refresh loop of KeepAlive.
+	lease lease.Hold
 }
 
 // ID returns the permit's random identifier, its member in the holders set.
@@ -508,11 +507,9 @@ func (p *Permit) Refresh(ctx context.Context) error {
 // ria.ErrOutcomeUnknown, and the Semaphore retries the release in the
 // background until it is answered or the timeout has passed.
 func (p *Permit) Release(ctx context.Context) error {
-	p.stopKeepAlive()
+	p.lease.Stop()
 	held, err := p.s.release(ctx, p.id, false, p.kept, script.Nonce())
-	p.mu.Lock()
-	p.released = true
-	p.mu.Unlock()
+	p.lease.MarkReleased()
 	switch {
 	case err != nil && isReply(err):
 		return fmt.Errorf("semaphore: release %q: %w", p.s.name, err)
