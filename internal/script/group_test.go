@@ -27,6 +27,19 @@ local bad = check_types({KEYS[1], 'string', 'test counter'})
 if bad then return bad end
 return redis.call('incrby', KEYS[1], ARGV[1])`)
 
+// gated returns a Group of one transaction at a time on rdb, a gate on
+// rdb's transactions, and the key of a counter, the script cached.
+func gated(t *testing.T, b *redistest.Backend, rdb redis.UniversalClient) (*script.Group, *redistest.Gate, string) {
+	t.Helper()
+	gt := redistest.NewGate(transactions)
+	rdb.AddHook(gt)
+	g := script.NewGroup(rdb, 1, 100)
+	k := b.Prefix + "{n}:n"
+	_, err := g.Run(t.Context(), incr.Call([]string{k}, 0))
+	require.NoError(t, err)
+	return g, gt, k
+}
+
 // result is what one Group.Run returned.
 type result struct {
 	v   any
@@ -56,12 +69,7 @@ func TestGroup_shares(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		rdb, cnt := b.NewClient()
-		gt := redistest.NewGate(transactions)
-		rdb.AddHook(gt)
-		g := script.NewGroup(rdb, 1, 100)
-		k := b.Prefix + "{n}:n"
-		_, err := g.Run(ctx, incr.Call([]string{k}, 0)) // the script cached
-		require.NoError(t, err)
+		g, gt, k := gated(t, b, rdb)
 
 		first := gt.Arm()
 		r0 := cnt.RoundTrips()
@@ -89,13 +97,9 @@ func TestGroup_batchErrors(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		rdb, cnt := b.NewClient()
-		gt := redistest.NewGate(transactions)
-		rdb.AddHook(gt)
-		g := script.NewGroup(rdb, 1, 100)
-		k, h := b.Prefix+"{n}:n", b.Prefix+"{n}:h"
+		g, gt, k := gated(t, b, rdb)
+		h := b.Prefix + "{n}:h"
 		require.NoError(t, b.Client.HSet(ctx, h, "f", "v").Err())
-		_, err := g.Run(ctx, incr.Call([]string{k}, 0))
-		require.NoError(t, err)
 		fresh := script.New("group fresh", "-- "+script.Nonce()+"\nreturn redis.call('incrby', KEYS[1], ARGV[1])")
 
 		first := gt.Arm()
@@ -128,12 +132,7 @@ func TestGroup_cancel(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		rdb, _ := b.NewClient()
-		gt := redistest.NewGate(transactions)
-		rdb.AddHook(gt)
-		g := script.NewGroup(rdb, 1, 100)
-		k := b.Prefix + "{n}:n"
-		_, err := g.Run(ctx, incr.Call([]string{k}, 0))
-		require.NoError(t, err)
+		g, gt, k := gated(t, b, rdb)
 
 		first := gt.Arm()
 		a := run(ctx, g, incr, k, 1)
@@ -172,12 +171,7 @@ func TestGroup_lostReply(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		rdb, _, f := b.FaultyClient()
-		gt := redistest.NewGate(transactions)
-		rdb.AddHook(gt)
-		g := script.NewGroup(rdb, 1, 100)
-		k := b.Prefix + "{n}:n"
-		_, err := g.Run(ctx, incr.Call([]string{k}, 0))
-		require.NoError(t, err)
+		g, gt, k := gated(t, b, rdb)
 
 		first := gt.Arm()
 		a := run(ctx, g, incr, k, 1)
