@@ -25,7 +25,7 @@ type item struct {
 type sender struct {
 	mu      sync.Mutex
 	batches [][]*item
-	ctxErrs []error // ctx.Err() of each send after its batch came back
+	ctxErrs []error       // ctx.Err() of each send after its batch came back
 	sent    chan []*item  // each batch, as it is sent
 	release chan struct{} // one receive lets one batch come back
 }
