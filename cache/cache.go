@@ -670,6 +670,10 @@ func (c *Cache[T]) getNear(ctx context.Context, key string, load func(context.Co
 			return zero, "", time.Time{}, fmt.Errorf("cache: get %q: %w", key, err)
 		}
 		var fresh time.Time
+		if !found && ctx.Err() != nil { // ended while the claim was on its way
+			c.releaseLease(ctx, keys(), token)
+			return zero, "", time.Time{}, fmt.Errorf("cache: get %q: %w", key, ctx.Err())
+		}
 		if !found {
 			v, payload, stored, err := c.load(ctx, key, keys(), token, load)
 			return v, payload, loaded(stored), err
@@ -720,12 +724,10 @@ func (c *Cache[T]) claim(ctx context.Context, val, marker string) (cur string, f
 	}
 	// A claim that took the lease must come back to its Get, which loads or
 	// gives the lease back: once sent, it is waited for whatever ctx (one
-	// round trip, bounded by the client's timeouts, as a command alone).
-	if err := ctx.Err(); err != nil {
-		return "", false, pttlUnknown, err
-	}
-	if err := c.claims.Do(context.WithoutCancel(ctx), cl); err != nil {
-		return "", false, pttlUnknown, err // cannot happen: the context does not end
+	// round trip, bounded by the client's timeouts, as a command alone);
+	// one still waiting to be sent when ctx ends is not sent.
+	if err := c.claims.DoSent(ctx, cl); err != nil {
+		return "", false, pttlUnknown, err // not sent, or its sender panicked
 	}
 	cur, err = cl.set.Text()
 	if cl.pttl != nil {

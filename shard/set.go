@@ -166,7 +166,7 @@ const membersChunk = 1 << 16
 // writes made while it ran).
 //
 // A shard holding another Redis type gives a *ria.KeyError naming it (the
-// shards read before it have been visited); a member that is not an
+// shards of earlier pipelines have been visited); a member that is not an
 // integer, a *ria.KeyError matching ria.ErrCorrupt. fn nil is an error.
 func (s *Set) Members(ctx context.Context, fn func(member int64) error) error {
 	if fn == nil {

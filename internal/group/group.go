@@ -61,14 +61,25 @@ func New[T any](inflight, maxBatch int, laneOf func(T) int, send func(ctx contex
 }
 
 // Do sends item, alone or in a batch with others, and returns once its
-// batch is back (nil: send has stored its result). If ctx ends while the
-// item waits for a batch, it is taken out of the queue and Do returns
-// ctx's error: nothing was sent. If ctx ends while the item is on its way
+// batch is back (nil: send has stored its result). If ctx has ended, or
+// ends while the item waits for a batch (it is taken out of the queue), Do
+// returns ctx's error: nothing was sent. If ctx ends while the item is on its way
 // in another goroutine's batch, Do returns at once an error wrapping
 // ria.ErrOutcomeUnknown and ctx's error. An item that leads a batch waits
 // for it, whatever ctx (the batch carries other goroutines' items; the
 // client's timeouts bound it).
-func (g *Group[T]) Do(ctx context.Context, item T) error {
+func (g *Group[T]) Do(ctx context.Context, item T) error { return g.do(ctx, item, false) }
+
+// DoSent is Do for an item whose reply must come back to its caller once
+// it is sent (a claim that may take a lease): if ctx ends while the item
+// waits for a batch, it is not sent, as with Do; once it has left the
+// queue, DoSent waits for its batch whatever ctx.
+func (g *Group[T]) DoSent(ctx context.Context, item T) error { return g.do(ctx, item, true) }
+
+func (g *Group[T]) do(ctx context.Context, item T, waitSent bool) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("not sent: %w", err)
+	}
 	id := 0
 	if g.laneOf != nil {
 		id = g.laneOf(item)
@@ -104,6 +115,9 @@ func (g *Group[T]) Do(ctx context.Context, item T) error {
 	// Out of the queue: made the leader of the next batch (its channel
 	// already holds the batch: next sends it under the lock), or on its
 	// way in another's batch.
+	if waitSent {
+		return g.lead(ctx, l, w, <-w.ch)
+	}
 	select {
 	case batch := <-w.ch:
 		return g.lead(ctx, l, w, batch)

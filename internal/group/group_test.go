@@ -186,3 +186,40 @@ func TestGroup_sendPanics(t *testing.T) {
 	s.release <- struct{}{}
 	require.NoError(t, <-e, "the lane goes on")
 }
+
+// DoSent: an item whose context ends while it waits is not sent, as with
+// Do; one whose context ends once it is on its way waits for its batch and
+// gets its result. A context ended before Do sends nothing.
+func TestGroup_DoSent(t *testing.T) {
+	s := newSender()
+	g := group.New(1, 10, nil, s.send)
+	ctx := t.Context()
+	ended, cancel := context.WithCancel(ctx)
+	cancel()
+	assert.ErrorIs(t, g.Do(ended, &item{}), context.Canceled)
+	assert.ErrorIs(t, g.DoSent(ended, &item{}), context.Canceled)
+	assert.Empty(t, s.batches, "nothing sent")
+
+	e0 := do(ctx, g, &item{})
+	<-s.sent
+	leader := do(ctx, g, &item{})
+	waiting(t, g, 1)
+	mctx, cancelMember := context.WithCancel(ctx)
+	member := &item{}
+	em := make(chan error, 1)
+	go func() { em <- g.DoSent(mctx, member) }()
+	waiting(t, g, 2)
+	s.release <- struct{}{}
+	require.NoError(t, <-e0)
+	<-s.sent // leader and member on their way
+	cancelMember()
+	select {
+	case err := <-em:
+		t.Fatalf("DoSent returned %v while its batch was on its way", err)
+	default:
+	}
+	s.release <- struct{}{}
+	require.NoError(t, <-leader)
+	require.NoError(t, <-em, "waited for its batch")
+	assert.Equal(t, 2, member.batch)
+}

@@ -19,7 +19,10 @@ import (
 // *redis.Client or a *redis.Ring (which splits a transaction by shard) any
 // calls may share a transaction; on any other client (a
 // *redis.ClusterClient refuses a transaction over several slots) only
-// calls whose keys share a slot, and inflight counts per slot.
+// calls whose keys share a slot, and inflight counts per slot. A call's
+// keys must share a slot (as for RunTx): on a Cluster a call over several
+// slots aborts the whole transaction it is in (EXECABORT: none of its
+// calls ran).
 type Group struct{ g *group.Group[*Call] }
 
 // NewGroup returns a Group sending on c at most inflight transactions at
