@@ -9,9 +9,16 @@
 -- KEYS[2] stats   HASH seq, docs, len
 -- KEYS[3] document HASH prefix    KEYS[4] SET posting prefix
 -- KEYS[5] score ZSET prefix       KEYS[6] nums HASH document number -> ID
--- ARGV[1] number of documents, then for each: ID, length (terms, repeats
---         included), n tokens, n x (token, count), m fields, m x (hash
---         field, value), k scores, k x (name, score)
+-- ARGV[1] bitmap threshold   ARGV[2] number of documents, then for each:
+--         ID, number ('0': the next of the shard's own sequence; else
+--         the number a sharded index reserved for it, used if it is new),
+--         length (terms, repeats included), n tokens, n x (token, count),
+--         m fields, m x (hash field, value), k scores, k x (name, score)
+-- A term's posting is a SET until it holds more than max(threshold,
+-- seq/128) documents, then a bitmap (common.lua): smaller than a SET of
+-- that many numbers (about 50 bytes each once past the intset encoding).
+-- Tag postings ('g:') stay SETs. A bitmap stays one; it goes with its
+-- last document.
 -- returns {documents added, documents replaced}
 -- Every key, and every value parsed, is checked before the first write.
 local ids, stats, dpre, ppre, zpre, dnums = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
@@ -26,10 +33,11 @@ local seq = tonumber(redis.call('HGET', stats, 'seq') or '0')
 local nextnum = seq
 local docs = {}
 local zkeys = {}
-local a = 2
-for _ = 1, tonumber(ARGV[1]) do
-  local doc = {ext = ARGV[a], len = tonumber(ARGV[a + 1]), toks = {}, fields = {}, scores = {}}
-  a = a + 2
+local threshold = tonumber(ARGV[1])
+local a = 3
+for _ = 1, tonumber(ARGV[2]) do
+  local doc = {ext = ARGV[a], given = tonumber(ARGV[a + 1]), len = tonumber(ARGV[a + 2]), toks = {}, fields = {}, scores = {}}
+  a = a + 3
   local n = tonumber(ARGV[a]); a = a + 1
   for _ = 1, n do doc.toks[ARGV[a]] = ARGV[a + 1]; a = a + 2 end
   n = tonumber(ARGV[a]); a = a + 1
@@ -69,8 +77,13 @@ for _, doc in ipairs(docs) do
     lendelta = lendelta - tonumber(fields['#n'])
     doc.exists = true
   else
-    nextnum = nextnum + 1
-    num = tostring(nextnum)
+    if doc.given > 0 and redis.call('EXISTS', dpre .. doc.given) == 0 then
+      num = tostring(doc.given)
+      nextnum = math.max(nextnum, doc.given)
+    else
+      nextnum = nextnum + 1
+      num = tostring(nextnum)
+    end
     local dk = dpre .. num
     local t = redis.call('TYPE', dk).ok
     if t ~= 'none' and t ~= 'hash' then
@@ -99,9 +112,15 @@ for _, doc in ipairs(docs) do
 end
 
 -- Check every posting the batch changes.
+local ptype, pcard = {}, {}
 for tok in pairs(touched) do
-  local _, err = set_card(ppre .. tok, 'search posting')
-  if err then return err end
+  local t, n, err = posting_info(ppre .. tok)
+  if not t then return err end
+  pcard[tok] = n
+  if t == 'string' and string.sub(tok, 1, 2) == 'g:' then
+    return key_error('WRONGTYPE', ppre .. tok, 'search tag posting', 'a string', 'a set')
+  end
+  ptype[tok] = t
 end
 local spec = {}
 for name in pairs(zkeys) do
@@ -128,6 +147,41 @@ for _, doc in ipairs(docs) do
   for i = 1, #h, CHUNK do redis.call('HSET', dk, unpack(h, i, math.min(i + CHUNK - 1, #h))) end
   for _, sc in ipairs(doc.scores) do redis.call('ZADD', zpre .. sc[1], sc[2], doc.num) end
 end
-for tok, nums in pairs(add) do call_chunked('SADD', ppre .. tok, nums) end
-for tok, nums in pairs(rem) do call_chunked('SREM', ppre .. tok, nums) end
+for tok, nums in pairs(add) do
+  if ptype[tok] == 'string' then
+    local err = set_bits(ppre .. tok, nums, 1)
+    if err then return err end
+  else
+    call_chunked('SADD', ppre .. tok, nums)
+  end
+end
+for tok, nums in pairs(rem) do
+  local key = ppre .. tok
+  if ptype[tok] == 'string' then
+    local err = set_bits(key, nums, 0)
+    if err then return err end
+    if redis.call('BITCOUNT', key) == 0 then redis.call('DEL', key) end
+  else
+    call_chunked('SREM', key, nums)
+  end
+end
+-- Frequent terms' SETs become bitmaps (a SET's size is its size before
+-- the batch, plus what the batch added, less what it removed).
+local most = math.max(threshold, math.floor(nextnum / 128))
+for tok, nums in pairs(add) do
+  local key = ppre .. tok
+  if ptype[tok] ~= 'string' and string.sub(tok, 1, 2) == 't:'
+    and pcard[tok] + #nums - (rem[tok] and #rem[tok] or 0) > most then
+    local nums = redis.call('SMEMBERS', key)
+    local top = 0
+    for i, n in ipairs(nums) do
+      nums[i] = tonumber(n)
+      if nums[i] > top then top = nums[i] end
+    end
+    redis.call('DEL', key)
+    redis.call('SETBIT', key, top, 1) -- the whole length at once
+    local err = set_bits(key, nums, 1)
+    if err then return err end
+  end
+end
 return {added, #docs - added}

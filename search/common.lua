@@ -1,19 +1,119 @@
 -- common.lua: helpers of the search scripts, prepended to each (after
 -- check.lua, whose key_error they use).
 --
--- Postings: a token ('t:<term>' or 'g:<field>:<value>') has a SET of
--- document numbers at <set prefix><token>.
+-- Postings: a token ('t:<term>' or 'g:<field>:<value>') has a posting at
+-- <posting prefix><token>: a SET of document numbers, or, once a term is
+-- frequent (add.lua), a bitmap: a STRING whose bit n is set for document
+-- n (bit 0 is the high bit of the first byte, as SETBIT counts).
 
 local CHUNK = 1000 -- values per command (Lua's unpack has a limit)
 
--- set_card: the cardinality of the SET at key (0 when missing), or nil and
--- an error reply when key holds another type.
-local function set_card(key, role)
-  local n = redis.pcall('SCARD', key)
-  if type(n) == 'table' then
-    return nil, key_error('WRONGTYPE', key, role, 'a ' .. redis.call('TYPE', key).ok, 'a set')
+-- posting_type: 'none', 'set' or 'string' (a bitmap), or nil and an error
+-- reply when key holds another type.
+local function posting_type(key)
+  local t = redis.call('TYPE', key).ok
+  if t ~= 'none' and t ~= 'set' and t ~= 'string' then
+    return nil, key_error('WRONGTYPE', key, 'search posting', 'a ' .. t, 'a set or a bitmap')
   end
-  return n
+  return t
+end
+
+-- posting_info: the type of the posting key and, for a SET, its size,
+-- in one call when it is a SET (the common case of an index batch); or
+-- nil and an error reply when key holds another type.
+local function posting_info(key)
+  local n = redis.pcall('SCARD', key)
+  if type(n) == 'number' then
+    if n == 0 then return 'none', 0 end
+    return 'set', n
+  end
+  local t, err = posting_type(key)
+  return t, 0, err
+end
+
+-- set_bits sets the bits nums of the bitmap key to v (1 or 0): BITFIELD,
+-- 250 bits a call, where the server has it, else SETBIT per bit.
+local has_bitfield = true
+local function set_bits(key, nums, v)
+  if has_bitfield then
+    for i = 1, #nums, 250 do
+      local args = {}
+      for j = i, math.min(i + 249, #nums) do
+        args[#args + 1] = 'SET'; args[#args + 1] = 'u1'; args[#args + 1] = nums[j]; args[#args + 1] = v
+      end
+      local r = redis.pcall('BITFIELD', key, unpack(args))
+      if r.err then
+        if i > 1 or not string.find(r.err, 'nknown', 1, true) then return redis.error_reply(r.err) end
+        has_bitfield = false
+        break
+      end
+    end
+    if has_bitfield then return end
+  end
+  for _, n in ipairs(nums) do redis.call('SETBIT', key, n, v) end
+end
+
+-- posting_card: the documents of a posting of type t.
+local function posting_card(key, t)
+  if t == 'set' then return redis.call('SCARD', key) end
+  if t == 'string' then return redis.call('BITCOUNT', key) end
+  return 0
+end
+
+local P2 = {128, 64, 32, 16, 8, 4, 2, 1}
+
+-- bits_of appends to out the numbers of the bits set in s, whose first
+-- byte is byte base of its bitmap, ascending; it stops when out holds
+-- limit numbers (limit nil: never).
+local function bits_of(s, base, out, limit)
+  local n = #out
+  for i = 1, #s, 256 do
+    local bs = {string.byte(s, i, math.min(i + 255, #s))}
+    for j = 1, #bs do
+      local v = bs[j]
+      if v ~= 0 then
+        local at = (base + i + j - 2) * 8
+        for b = 1, 8 do
+          if v >= P2[b] then
+            v = v - P2[b]
+            n = n + 1
+            out[n] = at + b - 1
+            if n == limit then return end
+          end
+        end
+      end
+    end
+  end
+end
+
+-- first_bits returns the first k numbers of the bitmap key, ascending:
+-- BITPOS skips the empty bytes, GETRANGE reads 256 bytes from the next
+-- set bit.
+local function first_bits(key, k)
+  local out, from = {}, 0
+  while #out < k do
+    local p = redis.call('BITPOS', key, 1, from)
+    if p < 0 then break end
+    local b = math.floor(p / 8)
+    local s = redis.call('GETRANGE', key, b, b + 255)
+    if s == '' then break end
+    bits_of(s, b, out, k)
+    from = b + #s
+  end
+  return out
+end
+
+-- all_bits returns every number of the bitmap key, ascending.
+local function all_bits(key)
+  local out = {}
+  bits_of(redis.call('GET', key) or '', 0, out)
+  return out
+end
+
+-- has_bit: bit n of the bitmap string s is set.
+local function has_bit(s, n)
+  local v = string.byte(s, math.floor(n / 8) + 1)
+  return v ~= nil and math.floor(v / P2[n % 8 + 1]) % 2 == 1
 end
 
 -- call_chunked runs redis.call(cmd, key, <head...>, <chunk of items>) over
@@ -37,7 +137,8 @@ end
 -- A sort spec is a flat list, kept with a search's cached result for its
 -- later pages: mode ('id', 'num', 'text', 'z', 'rel'), field, desc ('1'),
 -- w, w x (score name, weight), then for 'rel': r, r tokens, N, total
--- length, r document frequencies (the statistics the search used).
+-- length, r document frequencies (the statistics the search used). Mode
+-- 'doc' is by document number: the order documents were first indexed.
 
 -- BYTE_ORDER: Lua's string < is strcoll, and Redis sets LC_COLLATE from
 -- its environment; these probes fail under every glibc language locale
@@ -75,12 +176,12 @@ local function parse_spec(q, zpre)
     end
     if N > 0 then s.avglen = total / N end
   end
-  s.numeric = s.mode == 'num' or s.mode == 'z' or s.mode == 'rel'
+  s.numeric = s.mode == 'num' or s.mode == 'z' or s.mode == 'rel' or s.mode == 'doc'
   return s
 end
 
--- fetch_entries reads the ID and sort key of the documents docnums. By ID
--- or by scores: the IDs from the HASH dnums (number -> ID), one HMGET per
+-- fetch_entries reads the ID and sort key of the documents docnums. By ID,
+-- number or scores: the IDs from the HASH dnums (number -> ID), one HMGET per
 -- CHUNK documents (a document missing there is read from its own hash),
 -- and one ZMSCORE per weight and CHUNK (ZSCORE per document without it).
 -- By a field or BM25: one HMGET per document of its hash. (Measured on
@@ -101,7 +202,7 @@ local function fetch_entries(docnums, s, dpre, dnums, strict)
     for _, t in ipairs(s.rel) do fields[#fields + 1] = t.tok end
   end
   local bulk
-  if mode == 'id' or mode == 'z' then
+  if mode == 'id' or mode == 'z' or mode == 'doc' then
     bulk = {}
     for i = 1, #docnums, CHUNK do
       local v = redis.call('HMGET', dnums, unpack(docnums, i, math.min(i + CHUNK - 1, #docnums)))
@@ -165,6 +266,8 @@ local function fetch_entries(docnums, s, dpre, dnums, strict)
         ns[j] = sc
       elseif mode == 'z' then
         ns[j] = 0
+      elseif mode == 'doc' then
+        keys[j], ns[j] = tostring(num), tonumber(num)
       end
     end
   end

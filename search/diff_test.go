@@ -25,18 +25,28 @@ type model struct {
 	updated  map[string]float64
 	title    map[string]string
 	scores   map[string]map[string]float64 // id -> score name -> value
+	seq      map[string]int                // id -> document number: index order
+	last     int
 }
 
 func newModel() *model {
 	return &model{tf: map[string]map[string]int{}, length: map[string]int{}, postings: map[string]map[string]bool{},
-		updated: map[string]float64{}, title: map[string]string{}, scores: map[string]map[string]float64{}}
+		updated: map[string]float64{}, title: map[string]string{}, scores: map[string]map[string]float64{},
+		seq: map[string]int{}}
 }
 
 // add indexes d, or re-indexes it: terms and fields replaced, the scores
 // it is given set and the others kept (as Index.Add documents).
+// A new document takes the next number; a re-indexed one keeps its own.
 func (m *model) add(d search.Document) {
 	old := m.scores[d.ID]
+	num, ok := m.seq[d.ID]
+	if !ok {
+		m.last++
+		num = m.last
+	}
 	m.remove(d.ID)
+	m.seq[d.ID] = num
 	tf := map[string]int{}
 	terms := search.NewStandard().Terms(d.Text)
 	for _, t := range terms {
@@ -75,6 +85,7 @@ func (m *model) remove(id string) {
 	delete(m.updated, id)
 	delete(m.title, id)
 	delete(m.scores, id)
+	delete(m.seq, id)
 }
 
 // match returns the ids matching q: every group has a term of the
@@ -169,7 +180,8 @@ type sortSpec struct {
 var weights = map[string]float64{"update": 0.5, "votes": 2}
 
 var sorts = []sortSpec{
-	{name: "id"},
+	{name: "index", numeric: true, num: func(m *model, id string) float64 { return float64(m.seq[id]) }},
+	{name: "id", opts: []search.SearchOption{search.ByID()}},
 	{name: "updated", numeric: true, opts: []search.SearchOption{search.ByField("updated", false)},
 		num: func(m *model, id string) float64 { return m.updated[id] }},
 	{name: "-updated", numeric: true, desc: true, opts: []search.SearchOption{search.ByField("updated", true)},
@@ -268,6 +280,10 @@ func differential(t *testing.T, b *redistest.Backend, size diffSize) {
 	sharded, err := search.New(b.Client, "sharded", search.WithPrefix(b.Prefix), search.WithShards(3),
 		search.WithFields(search.NumericField("updated"), search.TextField("title")), search.WithScores("update", "votes"))
 	require.NoError(t, err)
+	// The unsharded index keeps the production threshold (a few frequent
+	// terms become bitmaps); the sharded one turns terms of more than 16
+	// documents into bitmaps: every query mixes SETs and bitmaps.
+	search.SetBitmapMin(sharded, 16)
 	both := []*search.Index{plain, sharded}
 	add := func(docs []search.Document, wantAdded, wantReplaced int) {
 		for _, d := range docs {
@@ -344,6 +360,20 @@ func differential(t *testing.T, b *redistest.Backend, size diffSize) {
 				}
 			}
 		}
+	}
+	// Both representations are in play: count the bitmaps among the
+	// frequent terms' postings.
+	for _, x := range both {
+		bitmaps := 0
+		for _, w := range vocab[:20] {
+			for i := range x.Shards() {
+				if b.Client.Type(t.Context(), x.Shard(i).TermKey(w)).Val() == "string" {
+					bitmaps++
+				}
+			}
+		}
+		assert.Positive(t, bitmaps, "%s: bitmap postings", x.Name())
+		t.Logf("%s: %d bitmap postings among the 20 most frequent terms' (%d shards)", x.Name(), bitmaps, x.Shards())
 	}
 	check(size.queries / 2)
 

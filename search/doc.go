@@ -1,5 +1,5 @@
 // Package search is full-text search on plain Redis and Redis Cluster: an
-// inverted index of documents in Redis SETs, the query language of Redis
+// inverted index of documents in Redis SETs and bitmaps, the query language of Redis
 // in Action (7.1-7.2: tokenize, index_document, intersect, union,
 // difference, parse, parse_and_search, search_and_sort, search_and_zsort,
 // string_to_score, zadd_string), cached result pages, re-indexing and
@@ -36,14 +36,18 @@
 //
 // # Sorting and pages
 //
-// Results are ordered by document ID by default, by a stored field
+// Results are in index order by default: the order the documents were
+// first added (a re-indexed document keeps its place, a removed and
+// added again one goes last), which needs no read of the documents the
+// page does not show. They are ordered by document ID with [ByID], by a
+// stored field
 // ([ByField]: numeric or by bytes, ascending or descending; the book's
 // search_and_sort, which runs everywhere, miniredis included, since the
 // sort is done in the script rather than by SORT), or by a weighted sum
 // of score ZSETs ([ByScores]: the book's search_and_zsort by update time
 // and votes, any weights), or best match first ([ByRelevance]: BM25
 // computed in the script from each document's term counts and length,
-// stored in its hash, and each term's document frequency, the SCARD of
+// stored in its hash, and each term's document frequency, the size of
 // its posting). Ties go by document ID, so an order is total.
 // [Scorer], [Alphabet] and [ZAddString] turn strings into ZSET scores
 // that keep their order (string_to_score, zadd_string), for any
@@ -53,11 +57,13 @@
 // index's cache TTL ([WithCacheTTL], the book's 30 s by default);
 // [Index.Page] reads later pages from it and [Index.Refresh] keeps it
 // alive, each renewing the TTL. A page of an expired result is
-// [ErrExpired]. A search orders only what its page needs: it reads every
-// matching document's ID (and sort key), keeps the first offset+count
-// entries in order with a bounded heap, answers its page and Total, and
-// caches those entries plus the matching document numbers and how to
-// order them. The first [Index.Page] that goes past those entries orders
+// [ErrExpired]. A search orders only what its page needs: in index order
+// it takes the first offset+count document numbers of the result (the
+// first bits of a bitmap, or a bounded heap of numbers) and reads only
+// their IDs; in another order it reads every matching document's ID and
+// sort key and keeps the first offset+count entries with a bounded heap.
+// It answers its page and Total, and caches those entries plus the
+// matching document numbers (a bitmap, or a list) and how to order them. The first [Index.Page] that goes past those entries orders
 // the rest (once, in the same script, still one round trip) and caches
 // the whole order, so deep pages cost one full sort, paid by the first
 // of them rather than by every search. The cached result is a snapshot of
@@ -66,6 +72,21 @@
 // rest are ordered by their sort keys when that first later page is
 // read, and a document removed before then is left out (Total still
 // counts it).
+//
+// # Postings
+//
+// A term's posting is a SET of document numbers while it is small (up to
+// 512 documents: Redis's intset encoding, 2 to 8 bytes a number), then a
+// bitmap (a STRING, bit n set for document n) once it holds more than
+// max(512, highest document number / 128) documents: a SET past the
+// intset encoding costs about 50 bytes a document, a bitmap one bit per
+// document number. A query whose AND-ed words all have bitmaps is
+// answered by BITOP (AND, OR for synonyms, NOT for exclusions) and
+// BITCOUNT in the server, and its first page in index order by BITPOS
+// and GETRANGE; when one word's posting is a SET, SINTER and SDIFF over
+// the SETs give the candidates, which the bitmaps then filter. A bitmap
+// stays a bitmap (it is deleted with its last document). Tag postings
+// ([Shard.TagKey]) are always SETs.
 //
 // # Guarantees
 //
@@ -106,14 +127,19 @@
 // 1, Search 1, Page 1, Refresh 1 (each runs one script per shard, all in
 // one pipeline: one round trip per Cluster node holding a shard; the first
 // run of a script on a server adds one for EVAL after NOSCRIPT). A
-// [ByRelevance] search of a sharded index first reads the whole index's
-// statistics in one more pipeline, so that its scores are an unsharded
-// index's. Inside the script, a search makes one set command (SMEMBERS,
-// SINTER or SDIFF), one HMGET of {tag}:di per 1,000 matching documents
-// for their IDs (by a field or [ByRelevance]: one HMGET per document, of
-// its hash; [ByScores]: one ZMSCORE per weight and 1,000 documents) and a
-// few cache writes; the first Page past the search's entries makes the
-// same reads again for the rest.
+// sharded index's Add first reserves the batch's document numbers
+// (HINCRBY of gseq in shard 0's stats), and a [ByRelevance] search of a
+// sharded index first reads the whole index's statistics, each in one
+// more round trip, so that the order and scores are an unsharded index's.
+// Inside the script, a search makes one SET command (SMEMBERS, SINTER or
+// SDIFF) or a few bitmap commands (BITOP, BITCOUNT; BITPOS and GETRANGE
+// for an index-order page), one GET per bitmap that filters SET
+// candidates, one HMGET of {tag}:di per 1,000 documents it reads the IDs
+// of (in index order, only the page's; by ID or [ByScores], every
+// match's, plus one ZMSCORE per weight and 1,000 documents; by a field or
+// [ByRelevance]: one HMGET per matching document, of its hash) and a few
+// cache writes; the first Page past the search's entries makes the
+// reads again for the rest.
 //
 // # Key schema
 //
@@ -122,15 +148,17 @@
 //
 //	{tag}:ids        HASH  document ID -> document number
 //	{tag}:di         HASH  document number -> document ID (a search reads IDs from it in bulk)
-//	{tag}:n          HASH  seq (last number), docs, len (total terms)
+//	{tag}:n          HASH  seq (last number), docs, len (total terms);
+//	                       shard 0 of a sharded index: gseq (numbers reserved)
 //	{tag}:d:<num>    HASH  "#id", "#n" (terms), "t:<term>" (count), "s:<field>" (sort value)
-//	{tag}:p:t:<term> SET   numbers of the documents holding the term
+//	{tag}:p:t:<term> SET or STRING (bitmap): the documents holding the term
 //	{tag}:z:<score>  ZSET  document number -> score
 //	{tag}:r:<sid>:l  LIST  cached result: document IDs in order (TTL); the
 //	                       search's first offset+count, all once a Page went past them
 //	{tag}:r:<sid>:k  LIST  their sort keys (TTL)
 //	{tag}:r:<sid>:n  STRING total (TTL)
 //	{tag}:r:<sid>:s  STRING the matching document numbers "n,n,...", until ordered (TTL)
+//	{tag}:r:<sid>:b  STRING the same as a bitmap, when bitmaps computed the result
 //	{tag}:r:<sid>:q  LIST  how to order them (mode, field, weights, BM25 statistics), idem
 //	{tag}:once:<nonce> STRING reply record of an Add or Remove (retry window TTL)
 //
@@ -159,11 +187,15 @@
 // IDs up to [MaxIDBytes]; terms up to [MaxTermBytes]; text and distinct
 // terms per document by [Limits] ([ErrTooLarge]); field values up to
 // [MaxFieldBytes]; queries up to [MaxQueryBytes] and [MaxQueryTerms];
-// pages up to [MaxPageSize]; batches up to [MaxBatch]. A search reads
-// the ID (and sort key) of every matching document (about 0.6 µs each on
-// one server core by ID, more by a field) and the first page past it
-// sorts the whole result in Lua:
-// it is meant for results up to some tens of thousands of documents (a
-// query matching most of a million documents blocks the server for as
-// long as it reads them).
+// pages up to [MaxPageSize]; batches up to [MaxBatch]. A search in index
+// order reads only its page's documents, but its set operations cost in
+// proportion to the postings (a bitmap is highest document number / 8
+// bytes; document numbers are never reused, so an index whose documents
+// come and go grows its frequent terms' bitmaps). In any other order a
+// search reads the ID (and sort key) of every matching document (about
+// 0.6 µs each on one server core by ID, more by a field), and the first
+// page past it sorts the whole result in Lua: those orders are meant for
+// results up to some tens of thousands of documents (a query matching
+// most of a million documents blocks the server for as long as it reads
+// them).
 package search

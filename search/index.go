@@ -37,6 +37,11 @@ var (
 	_ Client = (*redis.Ring)(nil)
 )
 
+// bitmapMin: a term's posting stays a SET up to 512 documents (Redis's
+// set-max-intset-entries default: 2 to 8 bytes a number), then becomes a
+// bitmap once that is smaller (add.lua).
+const bitmapMin = 512
+
 // Defaults and limits.
 const (
 	// DefaultCacheTTL is how long a search's result set is kept for its
@@ -165,6 +170,7 @@ type Index struct {
 	ttl       time.Duration
 	limits    Limits
 	shards    []shardKeys
+	bitmapMin int // a term's SET becomes a bitmap past max(bitmapMin, seq/128) documents
 }
 
 // New returns the index called name. Nothing reaches Redis.
@@ -214,7 +220,7 @@ func New(rdb Client, name string, opts ...Option) (*Index, error) {
 	}
 	x := &Index{
 		rdb: rdb, name: name, prefix: o.prefix, analyzer: o.analyzer,
-		fields: map[string]FieldKind{}, ttl: o.ttl, limits: o.limits,
+		fields: map[string]FieldKind{}, ttl: o.ttl, limits: o.limits, bitmapMin: bitmapMin,
 	}
 	for _, f := range o.fields {
 		if err := checkName("field", f.Name); err != nil {

@@ -35,8 +35,8 @@ type shardKeys struct {
 	stats string
 	// docPrefix + <number> is a document's HASH.
 	docPrefix string
-	// setPrefix + <token> is a SET posting: the numbers of the documents
-	// holding the token.
+	// setPrefix + <token> is a posting: a SET of the numbers of the
+	// documents holding the token, or a bitmap (see add.lua).
 	setPrefix string
 	// scorePrefix + <name> is a ZSET: document number -> score.
 	scorePrefix string
@@ -138,8 +138,10 @@ func (s Shard) IDsKey() string { return s.k.ids }
 // "s:<field>" (its sort key).
 func (s Shard) DocKey(num int64) string { return s.k.docPrefix + strconv.FormatInt(num, 10) }
 
-// TermKey returns the posting of term: the SET of the numbers of the
-// documents holding it.
+// TermKey returns the posting of term: a SET of the numbers of the
+// documents holding it, or, once the term is frequent, a bitmap (a
+// STRING whose bit n is set for document n; see the package doc).
+// Scripts reading it must handle both.
 func (s Shard) TermKey(term string) string { return s.k.setPrefix + termTok(term) }
 
 // TagKey returns the SET of the numbers of the documents tagged value in

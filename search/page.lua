@@ -1,16 +1,18 @@
 -- page.lua: read a page of a cached search result of one shard and set its
 -- TTL again (book 7.1.2: a search id kept 30 s for later pages). When the
 -- page goes past the entries search.lua ordered and the rest is still a
--- numbers, order the rest first (once) and append it to the LISTs.
+-- numbers (<sid>:s or <sid>:b), order the rest first (once) and append it to the LISTs.
 -- KEYS[1] <sid>:l ids LIST   KEYS[2] <sid>:k sort keys LIST   KEYS[3] <sid>:n total STRING
 -- KEYS[4] <sid>:s result's document numbers STRING "n,n,..." (until ordered)   KEYS[5] <sid>:q sort spec LIST (idem)
 -- KEYS[6] document HASH prefix   KEYS[7] score ZSET prefix   KEYS[8] HASH document number -> ID
+-- KEYS[9] <sid>:b result's document numbers as a bitmap (instead of <sid>:s)
 -- ARGV[1] TTL ms   ARGV[2] offset   ARGV[3] count (0: only refresh)
 -- returns {-1} when the result has expired, else {total, {id, key, ...}}
 local lkey, kkey, nkey, skey, qkey, dpre, zpre, dnums = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+local bkey = KEYS[9]
 local bad = check_types({lkey, 'list', 'search cached result', kkey, 'list', 'search cached result',
   nkey, 'string', 'search cached result', skey, 'string', 'search cached result',
-  qkey, 'list', 'search cached result'})
+  qkey, 'list', 'search cached result', bkey, 'string', 'search cached result'})
 if bad then return bad end
 local total = redis.call('GET', nkey)
 if not total then return {-1} end
@@ -18,7 +20,7 @@ if not string.match(total, '^%d+$') then
   return key_error('CORRUPT', nkey, 'search cached result', string.format('%q', string.sub(total, 1, 40)), 'a count')
 end
 local ttl, offset, count = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-if count > 0 and redis.call('EXISTS', skey) == 1 and offset + count > redis.call('LLEN', lkey) then
+if count > 0 and redis.call('EXISTS', skey, bkey) > 0 and offset + count > redis.call('LLEN', lkey) then
   -- Order the rest: the result's documents not among the first entries, by
   -- their sort keys now; a document removed since the search is left out.
   local q = redis.call('LRANGE', qkey, 0, -1)
@@ -33,7 +35,12 @@ if count > 0 and redis.call('EXISTS', skey) == 1 and offset + count > redis.call
   bad = check_types(spec)
   if bad then return bad end
   local nums = {}
-  for n in string.gmatch(redis.call('GET', skey), '[^,]+') do nums[#nums + 1] = n end
+  local str = redis.call('GET', skey)
+  if str then
+    for n in string.gmatch(str, '[^,]+') do nums[#nums + 1] = n end
+  else
+    nums = all_bits(bkey)
+  end
   local ids, ks, ns = fetch_entries(nums, s, dpre, dnums, false)
   if not ids then return ks end
   local seen = {}
@@ -44,13 +51,14 @@ if count > 0 and redis.call('EXISTS', skey) == 1 and offset + count > redis.call
   end
   table.sort(rest, make_less(s, ids, ks, ns))
   push_entries(lkey, kkey, s, ids, ks, ns, rest, 1)
-  redis.call('DEL', skey, qkey)
+  redis.call('DEL', skey, qkey, bkey)
 end
 redis.call('PEXPIRE', nkey, ttl)
 redis.call('PEXPIRE', lkey, ttl)
 redis.call('PEXPIRE', kkey, ttl)
 redis.call('PEXPIRE', skey, ttl)
 redis.call('PEXPIRE', qkey, ttl)
+redis.call('PEXPIRE', bkey, ttl)
 local out = {}
 if count > 0 then
   local ids = redis.call('LRANGE', lkey, offset, offset + count - 1)

@@ -17,6 +17,7 @@ if bad then return bad end
 local n = tonumber(ARGV[1])
 local a = 2
 local victims = {}
+local ptype = {} -- token -> type of its posting
 for i = 1, n do
   local ext = ARGV[a]; a = a + 1
   local num = redis.call('HGET', ids, ext)
@@ -38,8 +39,11 @@ for i = 1, n do
       local p = string.sub(f, 1, 2)
       if p == 't:' or p == 'g:' then
         toks[#toks + 1] = f
-        local _, err = set_card(ppre .. f, 'search posting')
-        if err then return err end
+        if not ptype[f] then
+          local t, err = posting_type(ppre .. f)
+          if not t then return err end
+          ptype[f] = t
+        end
       end
     end
     victims[#victims + 1] = {ext = ext, num = num, dk = dk, len = tonumber(fields['#n']), toks = toks}
@@ -58,12 +62,21 @@ if bad then return bad end
 -- Write.
 local lendelta = 0
 for _, v in ipairs(victims) do
-  for _, tok in ipairs(v.toks) do redis.call('SREM', ppre .. tok, v.num) end
+  for _, tok in ipairs(v.toks) do
+    if ptype[tok] == 'string' then
+      redis.call('SETBIT', ppre .. tok, v.num, 0)
+    else
+      redis.call('SREM', ppre .. tok, v.num)
+    end
+  end
   for _, k in ipairs(zk) do redis.call('ZREM', k, v.num) end
   redis.call('DEL', v.dk)
   redis.call('HDEL', ids, v.ext)
   redis.call('HDEL', dnums, v.num)
   lendelta = lendelta + v.len
+end
+for tok, t in pairs(ptype) do
+  if t == 'string' and redis.call('BITCOUNT', ppre .. tok) == 0 then redis.call('DEL', ppre .. tok) end
 end
 if #victims > 0 then
   redis.call('HINCRBY', stats, 'docs', -#victims)

@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/ria-go/ria/internal/script"
 )
 
@@ -23,13 +21,20 @@ var ErrExpired = errors.New("search: result expired")
 type SearchOption func(*searchOptions)
 
 type searchOptions struct {
-	mode    string // id, num, text, z
+	mode    string // doc, id, field, z, rel
 	field   string
 	desc    bool
 	weights map[string]float64
 	offset  int
 	count   int
 	err     error
+}
+
+// ByID sorts the results by document ID (bytes, ascending). Every
+// matching document's ID is read to order them: slower than the default
+// index order on large results.
+func ByID() SearchOption {
+	return func(o *searchOptions) { o.mode, o.desc = "id", false }
 }
 
 // ByField sorts the results by the stored field name ([WithFields]):
@@ -80,8 +85,9 @@ type Result struct {
 }
 
 // Search runs query (see [Parse]) and returns its first page (see
-// [Limit]), sorted by document ID unless [ByField] or [ByScores] says
-// otherwise. Only the entries up to the page are put in order (a bounded
+// [Limit]), in index order (the order the documents were first added;
+// re-indexing keeps a document's place) unless [ByID], [ByField],
+// [ByScores] or [ByRelevance] says otherwise. Only the entries up to the page are put in order (a bounded
 // heap); the result is cached under Result.ID for later pages
 // ([Index.Page], which orders the rest the first time a page goes past
 // them; see the package doc). One round trip per node (each shard's
@@ -92,7 +98,7 @@ type Result struct {
 // [ErrUnknownField]; a bad page is [ErrInvalid]; nothing is written then.
 // A key of the index holding another type is a *ria.KeyError.
 func (x *Index) Search(ctx context.Context, query string, opts ...SearchOption) (*Result, error) {
-	o := searchOptions{mode: "id", count: 10}
+	o := searchOptions{mode: "doc", count: 10}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -222,7 +228,7 @@ func (x *Index) merge(sid string, offset, count int, calls []*script.Call) (*Res
 	if len(sid) > len(mode) {
 		desc = sid[len(mode)] == '1'
 	}
-	numeric := mode == "num" || mode == "z" || mode == "rel"
+	numeric := mode == "num" || mode == "z" || mode == "rel" || mode == "doc"
 	r := &Result{ID: sid, Offset: offset}
 	var all []entry
 	var errs []error
@@ -289,7 +295,7 @@ func (x *Index) merge(sid string, offset, count int, calls []*script.Call) (*Res
 
 // checkSID checks a search ID given back by a caller.
 func checkSID(sid string) error {
-	for _, m := range []string{"id0.", "id1.", "num0.", "num1.", "text0.", "text1.", "z0.", "z1.", "rel0.", "rel1."} {
+	for _, m := range []string{"doc0.", "id0.", "id1.", "num0.", "num1.", "text0.", "text1.", "z0.", "z1.", "rel0.", "rel1."} {
 		if rest, ok := strings.CutPrefix(sid, m); ok && rest != "" && len(sid) <= 128 && !strings.ContainsAny(rest, "{}*: \t\r\n") {
 			return nil
 		}
@@ -321,7 +327,7 @@ func (x *Index) page(ctx context.Context, sid string, skip, take, offset, count 
 	calls := make([]*script.Call, len(x.shards))
 	for i, k := range x.shards {
 		p := k.cachePrefix + sid
-		calls[i] = pageScript.Call([]string{p + ":l", p + ":k", p + ":n", p + ":s", p + ":q", k.docPrefix, k.scorePrefix, k.nums},
+		calls[i] = pageScript.Call([]string{p + ":l", p + ":k", p + ":n", p + ":s", p + ":q", k.docPrefix, k.scorePrefix, k.nums, p + ":b"},
 			x.ttl.Milliseconds(), skip, take)
 	}
 	script.Send(ctx, x.rdb, calls)
@@ -343,56 +349,34 @@ func (x *Index) Refresh(ctx context.Context, sid string) (total int, err error) 
 }
 
 // globalStats returns the document count, total length and the
-// document frequencies of tokens over every shard: one pipeline.
+// document frequencies of tokens over every shard: one script per shard
+// (a posting is a SET or a bitmap), in one pipeline.
 func (x *Index) globalStats(ctx context.Context, tokens []string) ([]any, error) {
-	type shardStats struct {
-		v  *redis.SliceCmd
-		df []*redis.IntCmd
+	calls := make([]*script.Call, len(x.shards))
+	for i, k := range x.shards {
+		ks := []string{k.stats}
+		for _, t := range tokens {
+			ks = append(ks, k.setPrefix+t)
+		}
+		calls[i] = statsScript.Call(ks)
 	}
-	st := make([]shardStats, len(x.shards))
-	_, err := x.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, k := range x.shards {
-			st[i].v = p.HMGet(ctx, k.stats, "docs", "len")
-			for _, t := range tokens {
-				st[i].df = append(st[i].df, p.SCard(ctx, k.setPrefix+t))
-			}
+	script.Send(ctx, x.rdb, calls)
+	sums := make([]int64, 2+len(tokens))
+	for _, c := range calls {
+		if c.Err != nil {
+			return nil, fmt.Errorf("index statistics: %w", c.Err)
 		}
-		return nil
-	})
-	if err != nil {
-		var reads []script.Read
-		for i, k := range x.shards {
-			reads = append(reads, script.Read{Cmd: st[i].v, Key: k.stats, Role: "search index stats", Want: "hash"})
-			for j, c := range st[i].df {
-				reads = append(reads, script.Read{Cmd: c, Key: k.setPrefix + tokens[j], Role: "search posting", Want: "set"})
-			}
+		v, err := statsScript.AsInt64s(c.Val)
+		if err != nil || len(v) != len(sums) {
+			return nil, fmt.Errorf("index statistics: bad reply %v: %w", c.Val, err)
 		}
-		return nil, fmt.Errorf("index statistics: %w", script.PipeWrongType(ctx, x.rdb, err, reads...))
-	}
-	var n, total int64
-	df := make([]int64, len(tokens))
-	for _, s := range st {
-		for j, v := range s.v.Val() {
-			if v == nil {
-				continue
-			}
-			i, err := strconv.ParseInt(fmt.Sprint(v), 10, 64)
-			if err != nil {
-				return nil, fmt.Errorf("index statistics: %w: %v", ErrInvalid, v)
-			}
-			if j == 0 {
-				n += i
-			} else {
-				total += i
-			}
-		}
-		for j, c := range s.df {
-			df[j] += c.Val()
+		for j := range v {
+			sums[j] += v[j]
 		}
 	}
-	out := []any{n, total}
-	for _, d := range df {
-		out = append(out, d)
+	out := make([]any, len(sums))
+	for i, v := range sums {
+		out[i] = v
 	}
 	return out, nil
 }

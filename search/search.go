@@ -27,10 +27,14 @@ var (
 	//go:embed page.lua
 	pageLua string
 
+	//go:embed stats.lua
+	statsLua string
+
 	addScript    = script.NewOnce("search add", commonLua+addLua)
 	removeScript = script.NewOnce("search remove", commonLua+removeLua)
 	searchScript = script.New("search search", commonLua+searchLua)
 	pageScript   = script.New("search page", commonLua+pageLua)
+	statsScript  = script.New("search stats", commonLua+statsLua)
 )
 
 // MaxFieldBytes is the longest value of a sort field.
@@ -62,6 +66,12 @@ type Document struct {
 // given scores set. Each shard's part of the batch is one atomic script;
 // all shards go in one pipeline: one round trip per node.
 //
+// A new document takes the next document number, which orders results by
+// default (index order); a re-indexed one keeps its number. A sharded
+// index reserves the batch's numbers first (HINCRBY on shard 0's stats:
+// one more round trip), so that its order is the one an unsharded index
+// gives.
+//
 // It returns how many documents were new and how many replaced. Bad
 // input (an empty, long or repeated ID, an undeclared field or score, a
 // value that is not a finite number, a document over the [Limits]) is an
@@ -79,17 +89,36 @@ func (x *Index) Add(ctx context.Context, docs ...Document) (added, replaced int,
 	perShard := make([][]any, len(x.shards))
 	counts := make([]int, len(x.shards))
 	seen := make(map[string]bool, len(docs))
-	for _, d := range docs {
+	all := make([][]any, len(docs))
+	for i, d := range docs {
 		args, err := x.docArgs(d)
 		if err != nil {
 			return 0, 0, err
 		}
+		all[i] = args
 		if seen[d.ID] {
 			return 0, 0, fmt.Errorf("search: add %q: %w: document given twice", d.ID, ErrInvalid)
 		}
 		seen[d.ID] = true
+	}
+	var base int64 // 0: each shard numbers its new documents
+	if len(x.shards) > 1 {
+		k := x.shards[0].stats
+		end, err := x.rdb.Do(ctx, "HINCRBY", k, "gseq", len(docs)).Int64()
+		if err != nil {
+			err = script.WrongType(ctx, x.rdb, err, k, "search index stats", "hash")
+			return 0, 0, fmt.Errorf("search: add %d documents: reserve numbers: %w", len(docs), err)
+		}
+		base = end - int64(len(docs)) + 1
+	}
+	for i, d := range docs {
 		s := shardOf(d.ID, len(x.shards))
-		perShard[s] = append(perShard[s], args...)
+		num := int64(0)
+		if base > 0 {
+			num = base + int64(i)
+		}
+		perShard[s] = append(perShard[s], all[i][0], num)
+		perShard[s] = append(perShard[s], all[i][1:]...)
 		counts[s]++
 	}
 	ttl := script.ReplayWindow(x.rdb)
@@ -98,7 +127,7 @@ func (x *Index) Add(ctx context.Context, docs ...Document) (added, replaced int,
 		if counts[i] == 0 {
 			continue
 		}
-		args := append([]any{counts[i]}, perShard[i]...)
+		args := append([]any{x.bitmapMin, counts[i]}, perShard[i]...)
 		calls = append(calls, addScript.Prepare(k.onceKey(), ttl, k.scriptKeys(), args...))
 	}
 	script.Send(ctx, x.rdb, calls)

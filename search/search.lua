@@ -1,12 +1,13 @@
 -- search.lua: run a parsed query on one shard and cache its ordered result
 -- for later pages (book 7.1.2-7.2.1: intersect, union, difference,
--- search_and_sort, search_and_zsort). The temporary sets and the cache
+-- search_and_sort, search_and_zsort). The temporary keys and the cache
 -- share the shard's hash tag, so the script touches one slot.
--- KEYS[1] document HASH prefix    KEYS[2] SET posting prefix
+-- KEYS[1] document HASH prefix    KEYS[2] posting prefix
 -- KEYS[3] score ZSET prefix       KEYS[4] cache prefix (<cache prefix><sid>)
 -- ARGV[1] cache TTL ms   ARGV[2] offset   ARGV[3] count (entries returned)
--- ARGV[4] mode: 'id' (by document ID), 'num' or 'text' (by stored field
---         ARGV[5]), 'z' (by weighted scores)   ARGV[6] '1' descending
+-- ARGV[4] mode: 'doc' (by document number: index order), 'id' (by
+--         document ID), 'num' or 'text' (by stored field ARGV[5]), 'z' (by
+--         weighted scores), 'rel' (BM25)   ARGV[6] '1' descending
 -- KEYS[5] stats HASH (docs, len) for relevance
 -- KEYS[6] HASH document number -> ID
 -- ARGV[7] number of groups, then for each: n, n terms (tokens 't:...');
@@ -16,24 +17,33 @@
 --         r document frequencies (a sharded index's statistics)
 -- returns {total, {id, sort key, ...}} of entries offset .. offset+count-1
 -- in order: by key (numbers numerically, strings by bytes), then by ID.
--- Only the first offset+count entries are ordered (a bounded heap), not
--- the whole result. Writes only its own cache and temporary keys it
--- deletes: <sid>:n total; <sid>:l ids and <sid>:k keys of the first
--- offset+count entries in order; and, when the result has more, <sid>:s
--- the result's document numbers (a STRING "n,n,...") and <sid>:q its sort
--- spec (common.lua), from which page.lua orders the rest when a page goes
--- past <sid>:l.
+-- Only the first offset+count entries are ordered (a bounded heap, or the
+-- first bits of a bitmap in index order), not the whole result. Writes
+-- only its own cache and temporary keys it deletes: <sid>:n total;
+-- <sid>:l ids and <sid>:k keys of the first offset+count entries in
+-- order; and, when the result has more, the result's document numbers
+-- (<sid>:s, a STRING "n,n,...", or <sid>:b, a bitmap) and <sid>:q its
+-- sort spec (common.lua), from which page.lua orders the rest when a page
+-- goes past <sid>:l.
+--
+-- Postings are SETs or bitmaps (common.lua). When an AND-ed group holds
+-- SETs only, the SET commands compute the result (SINTER, SDIFF) and the
+-- bitmaps filter it (one GET each, bits tested in Lua); else the bitmaps
+-- do (BITOP AND, OR, NOT; BITCOUNT), a SET's members set into a copy.
 local dpre, ppre, zpre, cpre, stats, dnums = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local ttl, offset, count = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local mode, field = ARGV[4], ARGV[5]
 local lkey, kkey, nkey, tpre = cpre .. ':l', cpre .. ':k', cpre .. ':n', cpre .. ':t:'
-local skey, qkey = cpre .. ':s', cpre .. ':q'
+local skey, qkey, bkey = cpre .. ':s', cpre .. ':q', cpre .. ':b'
 
 local a = 7
 local groups, excl = {}, {}
 local spec = {lkey, 'list', 'search cached result', kkey, 'list', 'search cached result',
   nkey, 'string', 'search cached result', skey, 'string', 'search cached result',
-  qkey, 'list', 'search cached result', dnums, 'hash', 'search document numbers'}
+  qkey, 'list', 'search cached result', bkey, 'string', 'search cached result',
+  dnums, 'hash', 'search document numbers'}
+local ptype = {} -- posting key -> 'none', 'set' or 'string'
+local postings = {}
 local q = {mode, field, ARGV[6]} -- the sort spec
 local ng = tonumber(ARGV[a]); a = a + 1
 for g = 1, ng do
@@ -41,7 +51,7 @@ for g = 1, ng do
   local terms = {}
   for i = 0, n - 1 do
     terms[#terms + 1] = ppre .. ARGV[a + i]
-    spec[#spec + 1] = ppre .. ARGV[a + i]; spec[#spec + 1] = 'set'; spec[#spec + 1] = 'search posting'
+    postings[#postings + 1] = ppre .. ARGV[a + i]
   end
   a = a + n
   groups[g] = terms
@@ -49,7 +59,7 @@ end
 local m = tonumber(ARGV[a]); a = a + 1
 for i = 0, m - 1 do
   excl[#excl + 1] = ppre .. ARGV[a + i]
-  spec[#spec + 1] = ppre .. ARGV[a + i]; spec[#spec + 1] = 'set'; spec[#spec + 1] = 'search posting'
+  postings[#postings + 1] = ppre .. ARGV[a + i]
 end
 a = a + m
 local k = tonumber(ARGV[a]); a = a + 1
@@ -68,6 +78,11 @@ if mode == 'rel' then
 end
 local bad = check_types(spec)
 if bad then return bad end
+for _, key in ipairs(postings) do
+  local t, err = posting_type(key)
+  if not t then return err end
+  ptype[key] = t
+end
 if mode == 'rel' then
   local N, total
   if ARGV[a] == 'global' then
@@ -76,7 +91,15 @@ if mode == 'rel' then
   else
     local v = redis.call('HMGET', stats, 'docs', 'len')
     N, total = tonumber(v[1] or '0') or 0, tonumber(v[2] or '0') or 0
-    for _, t in ipairs(rel) do t.df = redis.call('SCARD', ppre .. t.tok) end
+    for _, t in ipairs(rel) do
+      local key = ppre .. t.tok
+      if not ptype[key] then
+        local pt, err = posting_type(key)
+        if not pt then return err end
+        ptype[key] = pt
+      end
+      t.df = posting_card(key, ptype[key])
+    end
   end
   q[#q + 1] = #rel
   for _, t in ipairs(rel) do q[#q + 1] = t.tok end
@@ -85,61 +108,196 @@ if mode == 'rel' then
 end
 local sspec = parse_spec(q, zpre)
 
--- Set operations: union each group, intersect the groups, subtract; the
--- members come back to the script (SMEMBERS, SINTER or SDIFF), nothing
--- is stored but temporary unions.
-local temps = {}
+-- Set operations. The groups without a posting left match nothing; the
+-- others hold SETs only (sgroups) or a bitmap (bgroups).
+local temps, istemp = {}, {}
 local function temp()
   local t = tpre .. (#temps + 1)
   temps[#temps + 1] = t
+  istemp[t] = true
   return t
 end
-local keys = {}
+local sgroups, bgroups, sex, bex = {}, {}, {}, {}
+local none = false
 for _, terms in ipairs(groups) do
-  if #terms == 1 then
-    keys[#keys + 1] = terms[1]
-  else
-    local t = temp()
-    redis.call('SUNIONSTORE', t, unpack(terms))
-    keys[#keys + 1] = t
+  local g, bits = {}, false
+  for _, key in ipairs(terms) do
+    if ptype[key] ~= 'none' then
+      g[#g + 1] = key
+      bits = bits or ptype[key] == 'string'
+    end
   end
+  if #g == 0 then none = true elseif bits then bgroups[#bgroups + 1] = g else sgroups[#sgroups + 1] = g end
 end
-local nums
-if #excl == 0 then
-  if #keys == 1 then nums = redis.call('SMEMBERS', keys[1]) else nums = redis.call('SINTER', unpack(keys)) end
-else
-  local first = keys[1]
-  if #keys > 1 then
-    first = temp()
-    redis.call('SINTERSTORE', first, unpack(keys))
-  end
-  nums = redis.call('SDIFF', first, unpack(excl))
+for _, key in ipairs(excl) do
+  if ptype[key] == 'set' then sex[#sex + 1] = key elseif ptype[key] == 'string' then bex[#bex + 1] = key end
 end
-if #temps > 0 then redis.call('DEL', unpack(temps)) end
-local total = #nums
-redis.call('DEL', lkey, kkey, skey, qkey)
-redis.call('SET', nkey, total, 'PX', ttl)
-if total == 0 then return {0, {}} end
 
--- Order the first offset+count entries only.
-local ids, ks, ns = fetch_entries(nums, sspec, dpre, dnums, true)
+local function union(g) -- a group of SETs as one key
+  if #g == 1 then return g[1] end
+  local t = temp()
+  redis.call('SUNIONSTORE', t, unpack(g))
+  return t
+end
+
+-- Either nums (document numbers, SET path) or res (a bitmap key).
+local nums, res
+if none then
+  nums = {}
+elseif #sgroups > 0 then
+  local keys = {}
+  for _, g in ipairs(sgroups) do keys[#keys + 1] = union(g) end
+  if #sex == 0 then
+    if #keys == 1 then nums = redis.call('SMEMBERS', keys[1]) else nums = redis.call('SINTER', unpack(keys)) end
+  else
+    local first = keys[1]
+    if #keys > 1 then
+      first = temp()
+      redis.call('SINTERSTORE', first, unpack(keys))
+    end
+    nums = redis.call('SDIFF', first, unpack(sex))
+  end
+  -- Keep the documents of every bitmap group and of no bitmap exclusion.
+  if #nums > 0 and (#bgroups > 0 or #bex > 0) then
+    local keep = {}
+    for i = 1, #nums do keep[i] = true end
+    local function test(key, got) -- got[i]: nums[i] is in posting key
+      if ptype[key] == 'string' then
+        local s = redis.call('GET', key)
+        for i = 1, #nums do
+          if keep[i] and has_bit(s, tonumber(nums[i])) then got[i] = true end
+        end
+      else
+        for i = 1, #nums, CHUNK do
+          local last = math.min(i + CHUNK - 1, #nums)
+          local r = redis.call('SMISMEMBER', key, unpack(nums, i, last))
+          for q = i, last do
+            if r[q - i + 1] == 1 then got[q] = true end
+          end
+        end
+      end
+    end
+    for _, g in ipairs(bgroups) do
+      local got = {}
+      for _, key in ipairs(g) do test(key, got) end
+      for i = 1, #nums do keep[i] = keep[i] and got[i] == true end
+    end
+    local out = {}
+    for _, key in ipairs(bex) do
+      local got = {}
+      test(key, got)
+      for i = 1, #nums do keep[i] = keep[i] and not got[i] end
+    end
+    for i = 1, #nums do
+      if keep[i] then out[#out + 1] = nums[i] end
+    end
+    nums = out
+  end
+else
+  -- Bitmaps: OR each group (its SETs' members set in), AND the groups,
+  -- clear the exclusions.
+  local keys = {}
+  for _, g in ipairs(bgroups) do
+    if #g == 1 then
+      keys[#keys + 1] = g[1]
+    else
+      local t, bits, sets = temp(), {}, {}
+      for _, key in ipairs(g) do
+        if ptype[key] == 'string' then bits[#bits + 1] = key else sets[#sets + 1] = key end
+      end
+      redis.call('BITOP', 'OR', t, unpack(bits))
+      for _, key in ipairs(sets) do
+        for _, n in ipairs(redis.call('SMEMBERS', key)) do redis.call('SETBIT', t, n, 1) end
+      end
+      keys[#keys + 1] = t
+    end
+  end
+  if #keys == 1 and #sex == 0 and #bex == 0 then
+    res = keys[1] -- read only
+  else
+    res = temp()
+    redis.call('BITOP', 'AND', res, unpack(keys))
+    local len = redis.call('STRLEN', res)
+    if #bex > 0 and len > 0 then
+      local ex = temp()
+      redis.call('BITOP', 'OR', ex, unpack(bex))
+      if redis.call('STRLEN', ex) < len then redis.call('SETBIT', ex, len * 8 - 1, 0) end
+      redis.call('BITOP', 'NOT', ex, ex)
+      redis.call('BITOP', 'AND', res, res, ex)
+    end
+    for _, key in ipairs(sex) do
+      for _, n in ipairs(redis.call('SMEMBERS', key)) do
+        if tonumber(n) < len * 8 then redis.call('SETBIT', res, n, 0) end
+      end
+    end
+  end
+end
+local total
+if res then total = redis.call('BITCOUNT', res) else total = #nums end
+redis.call('DEL', lkey, kkey, skey, qkey, bkey)
+redis.call('SET', nkey, total, 'PX', ttl)
+local function done()
+  if #temps > 0 then redis.call('DEL', unpack(temps)) end
+end
+if total == 0 then
+  done()
+  return {0, {}}
+end
+
+-- Order the first offset+count entries only. In index order, those are
+-- the smallest numbers: the first bits of a bitmap, or a bounded heap of
+-- the SET path's numbers; only their IDs are read.
+local want = offset + count
+local ids, ks, ns, order
+if mode == 'doc' and not sspec.desc then
+  local sel
+  if res then
+    sel = first_bits(res, want)
+  else
+    local v = {}
+    for i, n in ipairs(nums) do v[i] = tonumber(n) end
+    sel = {}
+    for i, j in ipairs(top_k(#v, want, function(x, y) return v[x] < v[y] end, v)) do sel[i] = v[j] end
+  end
+  ids, ks, ns = fetch_entries(sel, sspec, dpre, dnums, true)
+  order = {}
+  if ids then
+    for i = 1, #ids do order[i] = i end
+  end
+else
+  if res then nums = all_bits(res) end
+  ids, ks, ns = fetch_entries(nums, sspec, dpre, dnums, true)
+  if ids then
+    local skeys -- IDs: distinct, compared by < when it is byte order
+    if mode == 'id' and not sspec.desc and BYTE_ORDER then skeys = ids end
+    order = top_k(#ids, want, make_less(sspec, ids, ks, ns), skeys)
+  end
+end
 if not ids then
+  done()
   redis.call('DEL', nkey)
   return ks
 end
-local skeys -- IDs: distinct, compared by < when it is byte order
-if mode == 'id' and not sspec.desc and BYTE_ORDER then skeys = ids end
-local order = top_k(#ids, offset + count, make_less(sspec, ids, ks, ns), skeys)
 push_entries(lkey, kkey, sspec, ids, ks, ns, order, 1)
 redis.call('PEXPIRE', lkey, ttl); redis.call('PEXPIRE', kkey, ttl)
-if #order < #ids then
+if #order < total then
   -- The rest, for page.lua: the numbers, and how to order them.
-  redis.call('SET', skey, table.concat(nums, ','), 'PX', ttl)
+  if res then
+    if istemp[res] then
+      redis.call('RENAME', res, bkey)
+    else
+      redis.call('BITOP', 'AND', bkey, res)
+    end
+    redis.call('PEXPIRE', bkey, ttl)
+  else
+    redis.call('SET', skey, table.concat(nums, ','), 'PX', ttl)
+  end
   call_chunked('RPUSH', qkey, q)
   redis.call('PEXPIRE', qkey, ttl)
 end
+done()
 local out = {}
-for i = offset + 1, math.min(offset + count, #order) do
+for i = offset + 1, math.min(want, #order) do
   local j = order[i]
   out[#out + 1] = ids[j]; out[#out + 1] = entry_key(sspec, ks, ns, j)
 end

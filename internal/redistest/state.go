@@ -65,7 +65,12 @@ func (b *Backend) Flush() {
 
 // KeyRole names a key a call relies on, the Redis type it should hold and
 // its role, as the call's *ria.KeyError names it.
-type KeyRole struct{ Key, Type, Role string }
+type KeyRole struct {
+	Key, Type, Role string
+	// Wrong is the type put at Key: "hash", or else a string (a hash
+	// when Type is "string").
+	Wrong string
+}
 
 // CheckWrongTypes checks that call refuses a key someone else wrote: for
 // each key, it flushes the test's keys, runs setup (which builds the state
@@ -79,7 +84,7 @@ func (b *Backend) CheckWrongTypes(t *testing.T, setup func(), call func() error,
 		b.Flush()
 		setup()
 		require.NoError(t, b.Client.Del(ctx, k.Key).Err())
-		if k.Type == "string" {
+		if k.Type == "string" || k.Wrong == "hash" {
 			require.NoError(t, b.Client.HSet(ctx, k.Key, "wrong", "type").Err())
 		} else {
 			require.NoError(t, b.Client.Set(ctx, k.Key, "wrong type", 0).Err())

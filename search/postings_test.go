@@ -1,0 +1,146 @@
+package search_test
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ria-go/ria/internal/redistest"
+	"github.com/ria-go/ria/search"
+)
+
+// TestPostings_bitmaps: a term past the threshold turns into a bitmap,
+// and every query shape over bitmaps and SETs answers as the documents
+// say: AND, synonyms mixing a bitmap and a SET, exclusions by a bitmap
+// shorter and longer than the result and by a SET, index order, pages
+// past the search's own entries (read from the cached bitmap), and
+// removal leaving no posting behind.
+func TestPostings_bitmaps(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		for _, shards := range []int{1, 3} {
+			ctx := t.Context()
+			x := newIndex(t, b, search.WithShards(shards))
+			search.SetBitmapMin(x, 4)
+			// doc i (1..40): "common" always; "early" for i <= 20, "late"
+			// for i > 20; "odd" for odd i; "rare" for i in {3, 25, 38}.
+			has := func(i int, w string) bool {
+				switch w {
+				case "common":
+					return true
+				case "early":
+					return i <= 20
+				case "late":
+					return i > 20
+				case "odd":
+					return i%2 == 1
+				case "rare":
+					return i == 3 || i == 25 || i == 38
+				}
+				return false
+			}
+			var docs []search.Document
+			for i := 1; i <= 40; i++ {
+				var text []string
+				for _, w := range []string{"common", "early", "late", "odd", "rare"} {
+					if has(i, w) {
+						text = append(text, w)
+					}
+				}
+				docs = append(docs, search.Document{ID: "d" + strconv.Itoa(i), Text: strings.Join(text, " ")})
+			}
+			for c := range slices.Chunk(docs, 7) { // several batches: SETs turn into bitmaps on the way
+				_, _, err := x.Add(ctx, c...)
+				require.NoError(t, err)
+			}
+			bitmaps := 0
+			for _, term := range []string{"common", "early", "late", "odd"} {
+				for i := range shards {
+					if b.Client.Type(ctx, x.Shard(i).TermKey(term)).Val() == "string" {
+						bitmaps++
+					}
+				}
+			}
+			assert.Equal(t, 4*shards, bitmaps, "shards=%d: every frequent term's posting is a bitmap", shards)
+			rare := x.Shard(x.ShardOf("d3")).TermKey("rare")
+			assert.Equal(t, "set", b.Client.Type(ctx, rare).Val(), "a rare term stays a SET")
+
+			// want: the documents (1..40, index order) matching every group
+			// (a group: any of its words) and none of excl.
+			want := func(groups [][]string, excl ...string) []string {
+				var out []string
+				for i := 1; i <= 40; i++ {
+					ok := !slices.ContainsFunc(excl, func(w string) bool { return has(i, w) })
+					for _, g := range groups {
+						ok = ok && slices.ContainsFunc(g, func(w string) bool { return has(i, w) })
+					}
+					if ok {
+						out = append(out, "d"+strconv.Itoa(i))
+					}
+				}
+				return out
+			}
+			for _, c := range []struct {
+				q      string
+				groups [][]string
+				excl   []string
+			}{
+				{"common", [][]string{{"common"}}, nil},
+				{"odd late", [][]string{{"odd"}, {"late"}}, nil},
+				{"common -early", [][]string{{"common"}}, []string{"early"}}, // excluded bitmap shorter than the result
+				{"early -late", [][]string{{"early"}}, []string{"late"}},     // longer
+				{"common -rare", [][]string{{"common"}}, []string{"rare"}},   // a SET excluded from bitmaps
+				{"early +rare odd", [][]string{{"early", "rare"}, {"odd"}}, nil},
+				{"rare odd", [][]string{{"rare"}, {"odd"}}, nil},     // SET candidates, bitmap filter
+				{"rare -odd", [][]string{{"rare"}}, []string{"odd"}}, // bitmap exclusion of SET candidates
+				{"rare +late common -early", [][]string{{"rare", "late"}, {"common"}}, []string{"early"}},
+				{"common -common", [][]string{{"common"}}, []string{"common"}},
+				{"absent +rare", [][]string{{"absent", "rare"}}, nil},
+			} {
+				w := want(c.groups, c.excl...)
+				assert.Equal(t, w, ids(t, x, c.q), "shards=%d %q", shards, c.q)
+				// First page of 3, then a page past it from the cache.
+				r, err := x.Search(ctx, c.q, search.Limit(0, 3))
+				require.NoError(t, err)
+				assert.Equal(t, len(w), r.Total, "shards=%d %q", shards, c.q)
+				assert.Equal(t, window(w, 0, 3), r.IDs, "shards=%d %q", shards, c.q)
+				p, err := x.Page(ctx, r.ID, 5, 10)
+				require.NoError(t, err)
+				assert.Equal(t, window(w, 5, 10), p.IDs, "shards=%d %q page 5+10", shards, c.q)
+				// By ID, the whole result is read from the bitmaps.
+				byID := slices.Clone(w)
+				slices.Sort(byID)
+				assert.Equal(t, byID, ids(t, x, c.q, search.ByID()), "shards=%d %q by ID", shards, c.q)
+			}
+
+			// Index order: a re-indexed document keeps its place, a removed
+			// and added again one goes last.
+			_, _, err := x.Add(ctx, search.Document{ID: "d1", Text: "common early odd"})
+			require.NoError(t, err)
+			_, err = x.Remove(ctx, "d2")
+			require.NoError(t, err)
+			_, _, err = x.Add(ctx, search.Document{ID: "d2", Text: "common early"})
+			require.NoError(t, err)
+			got := ids(t, x, "early")
+			require.Len(t, got, 20)
+			assert.Equal(t, []string{"d1", "d3", "d4"}, got[:3], "shards=%d", shards)
+			assert.Equal(t, "d2", got[19], "shards=%d", shards)
+
+			// Removing every document leaves no posting: emptied bitmaps go.
+			var all []string
+			for i := 1; i <= 40; i++ {
+				all = append(all, "d"+strconv.Itoa(i))
+			}
+			n, err := x.Remove(ctx, all...)
+			require.NoError(t, err)
+			assert.Equal(t, 40, n)
+			for i := range shards {
+				assert.Empty(t, b.Keys(x.Shard(i).TermKey("*")), "shards=%d: no posting left", shards)
+			}
+			b.Flush()
+		}
+	})
+}
