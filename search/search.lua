@@ -38,10 +38,16 @@ local skey, qkey, bkey = cpre .. ':s', cpre .. ':q', cpre .. ':b'
 
 local a = 7
 local groups, excl = {}, {}
-local spec = {lkey, 'list', 'search cached result', kkey, 'list', 'search cached result',
-  nkey, 'string', 'search cached result', skey, 'string', 'search cached result',
-  qkey, 'list', 'search cached result', bkey, 'string', 'search cached result',
-  dnums, 'hash', 'search document numbers'}
+-- The cache keys are new (a fresh search ID) unless this is a re-send:
+-- one EXISTS, and their types checked only then.
+local fresh = redis.call('EXISTS', lkey, kkey, nkey, skey, qkey, bkey) == 0
+local spec = {dnums, 'hash', 'search document numbers'}
+if not fresh then
+  local cached = {lkey, 'list', 'search cached result', kkey, 'list', 'search cached result',
+    nkey, 'string', 'search cached result', skey, 'string', 'search cached result',
+    qkey, 'list', 'search cached result', bkey, 'string', 'search cached result'}
+  for _, v in ipairs(cached) do spec[#spec + 1] = v end
+end
 local ptype = {} -- posting key -> 'none', 'set' or 'string'
 local postings = {}
 local q = {mode, field, ARGV[6]} -- the sort spec
@@ -217,7 +223,8 @@ else
   else
     res = temp()
     redis.call('BITOP', 'AND', res, unpack(keys))
-    local len = redis.call('STRLEN', res)
+    local len = 0
+    if #bex > 0 or #sex > 0 then len = redis.call('STRLEN', res) end
     if #bex > 0 and len > 0 then
       local ex = temp()
       redis.call('BITOP', 'OR', ex, unpack(bex))
@@ -234,7 +241,7 @@ else
 end
 local total
 if res then total = redis.call('BITCOUNT', res) else total = #nums end
-redis.call('DEL', lkey, kkey, skey, qkey, bkey)
+if not fresh then redis.call('DEL', lkey, kkey, skey, qkey, bkey) end
 redis.call('SET', nkey, total, 'PX', ttl)
 local function done()
   if #temps > 0 then redis.call('DEL', unpack(temps)) end
