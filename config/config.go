@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -42,6 +44,9 @@ type Client interface {
 	ScriptExists(ctx context.Context, hashes ...string) *redis.BoolSliceCmd
 	ScriptLoad(ctx context.Context, script string) *redis.StringCmd
 	Do(ctx context.Context, args ...any) *redis.Cmd // TYPE, to name a key of another type
+	// Scan lists components (Components); on a Cluster or Ring, every
+	// node is scanned.
+	Scan(ctx context.Context, cursor uint64, match string, count int64) *redis.ScanCmd
 }
 
 var (
@@ -154,7 +159,40 @@ func check(typ, component string) error {
 	if strings.ContainsRune(typ, 0) || strings.ContainsRune(component, 0) {
 		return fmt.Errorf("type %q, component %q: must not contain NUL", typ, component)
 	}
+	if strings.Contains(typ, ":") { // else ("a:b", "c") and ("a", "b:c") would share a key
+		return fmt.Errorf("type %q: must not contain ':'", typ)
+	}
 	return keys.CheckEntity("component", component)
+}
+
+// Components returns the components that have a value of type typ,
+// sorted. It scans the keyspace (SCAN MATCH on every master of a Cluster,
+// every shard of a Ring): one round trip per [keys.ScanCount] keys of the
+// database per node, so it is for tools and start-up, not for every
+// request. A value set or deleted during the scan may be missed or listed.
+func (s *Store) Components(ctx context.Context, typ string) ([]string, error) {
+	if err := check(typ, "x"); err != nil {
+		return nil, fmt.Errorf("config: components: %w", err)
+	}
+	head := s.keys.Prefix() + "{" + typ + ":"
+	const tail = "}:value"
+	seen := map[string]bool{}
+	var mu sync.Mutex
+	err := keys.Scan(ctx, s.rdb, keys.GlobEscape(head)+"*"+tail, func(_ context.Context, ks []string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, k := range ks {
+			c, ok := strings.CutPrefix(k, head)
+			if c, ok2 := strings.CutSuffix(c, tail); ok && ok2 && c != "" && !strings.ContainsAny(c, "{}") {
+				seen[c] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("config: components of %s: %w", typ, err)
+	}
+	return slices.Sorted(maps.Keys(seen)), nil
 }
 
 func (s *Store) key(typ, component string) string {

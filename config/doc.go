@@ -37,12 +37,15 @@
 // # Limits
 //
 // Values are JSON of at most [MaxValueSize] bytes. Types and components are
-// non-empty, without braces or NUL. The cache holds every value read, for
-// the Store's life.
+// non-empty, without braces or NUL; a type has no ':' either (it ends the
+// type in the key). The cache holds every value read, for the Store's
+// life. [Store.Components] lists a type's components by scanning the
+// keyspace (every master of a Cluster): for tools and start-up.
 //
 // # Round trips
 //
 // Set 1, Delete 1, Get 0 from a fresh cache or 1, UnderMaintenance as Get,
+// Components one per 1,000 keys of the database per node,
 // Conns.Get as Get (plus the new client's own dial when it is built). Run
 // holds one Pub/Sub connection.
 //
