@@ -11,7 +11,8 @@
 -- KEYS[5] score ZSET prefix       KEYS[6] nums HASH document number -> ID
 -- ARGV[1] bitmap threshold   ARGV[2] number of documents, then for each:
 --         ID, number ('0': the next of the shard's own sequence; else
---         the number a sharded index reserved for it, used if it is new),
+--         the number a sharded index reserved for it, used if it is
+--         above every number the shard has used, else the next one),
 --         length (terms, repeats included), n tokens, n x (token, count),
 --         m fields, m x (hash field, value), k scores, k x (name, score)
 -- A term's posting is a SET until it holds more than max(threshold,
@@ -77,7 +78,10 @@ for _, doc in ipairs(docs) do
     lendelta = lendelta - tonumber(fields['#n'])
     doc.exists = true
   else
-    if doc.given > 0 and redis.call('EXISTS', dpre .. doc.given) == 0 then
+    -- A reserved number is taken when it is above every number the shard
+    -- has used (always, unless the index's counter lags its shards'):
+    -- numbers stay unique and are never reused.
+    if doc.given > nextnum then
       num = tostring(doc.given)
       nextnum = math.max(nextnum, doc.given)
     else
@@ -111,16 +115,20 @@ for _, doc in ipairs(docs) do
   end
 end
 
--- Check every posting the batch changes.
+if nextnum > 4294967295 then -- SETBIT's last bit
+  return key_error('CORRUPT', stats, 'search index stats field seq', nextnum, 'document numbers below 2^32')
+end
+
+-- Check every posting the batch changes: a SET (its size read by the
+-- same call), a bitmap or none.
 local ptype, pcard = {}, {}
 for tok in pairs(touched) do
   local t, n, err = posting_info(ppre .. tok)
   if not t then return err end
-  pcard[tok] = n
   if t == 'string' and string.sub(tok, 1, 2) == 'g:' then
     return key_error('WRONGTYPE', ppre .. tok, 'search tag posting', 'a string', 'a set')
   end
-  ptype[tok] = t
+  ptype[tok], pcard[tok] = t, n
 end
 local spec = {}
 for name in pairs(zkeys) do

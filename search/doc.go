@@ -88,6 +88,12 @@
 // stays a bitmap (it is deleted with its last document). Tag postings
 // ([Shard.TagKey]) are always SETs.
 //
+// # Upgrading
+//
+// Bitmap postings, index order (gseq) and <sid>:b came in
+// together: processes of earlier versions cannot read an index once a
+// posting is a bitmap, so upgrade every process of an index together.
+//
 // # Guarantees
 //
 // Each shard's part of an [Index.Add] or [Index.Remove] is one Lua script:
@@ -131,10 +137,12 @@
 // (HINCRBY of gseq in shard 0's stats), and a [ByRelevance] search of a
 // sharded index first reads the whole index's statistics, each in one
 // more round trip, so that the order and scores are an unsharded index's.
-// Inside the script, a search makes one SET command (SMEMBERS, SINTER or
-// SDIFF) or a few bitmap commands (BITOP, BITCOUNT; BITPOS and GETRANGE
-// for an index-order page), one GET per bitmap that filters SET
-// candidates, one HMGET of {tag}:di per 1,000 documents it reads the IDs
+// Inside the script, a search makes a few SET commands (SMEMBERS, SINTER
+// or SDIFF, SUNIONSTORE per synonym group, SINTERSTORE before an
+// exclusion, SMISMEMBER where a SET is a synonym of a bitmap) or a few
+// bitmap commands (BITOP, BITCOUNT; BITPOS and GETRANGE for an
+// index-order page; a SET among them is read and set into a copy by
+// BITFIELD), one GET per bitmap that filters SET candidates, one HMGET of {tag}:di per 1,000 documents it reads the IDs
 // of (in index order, only the page's; by ID or [ByScores], every
 // match's, plus one ZMSCORE per weight and 1,000 documents; by a field or
 // [ByRelevance]: one HMGET per matching document, of its hash) and a few
@@ -177,8 +185,10 @@
 // slot lies in the i-th of n equal slot ranges, so the shards spread over
 // the masters of a Cluster whose slots are evenly split. A search runs
 // on every shard in one pipeline and merges the shards' ordered entries in
-// Go, answering exactly as one unsharded index would (same order, same
-// total); each shard returns offset+count entries for a page, so deep
+// Go, answering exactly as one unsharded index given the same Adds and
+// Removes would (same order, same total; a document removed between a
+// search and its later Page may be in one's page and not the other's);
+// each shard returns offset+count entries for a page, so deep
 // pages of a sharded index cost more. Open an index with the same name,
 // prefix and shard count every time: the count is part of the layout.
 //
@@ -187,7 +197,9 @@
 // IDs up to [MaxIDBytes]; terms up to [MaxTermBytes]; text and distinct
 // terms per document by [Limits] ([ErrTooLarge]); field values up to
 // [MaxFieldBytes]; queries up to [MaxQueryBytes] and [MaxQueryTerms];
-// pages up to [MaxPageSize]; batches up to [MaxBatch]. A search in index
+// pages up to [MaxPageSize]; batches up to [MaxBatch]; document numbers
+// below 2^32 (the last bit SETBIT reaches; a sharded index spends one per
+// document of each Add, new or re-indexed). A search in index
 // order reads only its page's documents, but its set operations cost in
 // proportion to the postings (a bitmap is highest document number / 8
 // bytes; document numbers are never reused, so an index whose documents

@@ -31,7 +31,8 @@ type shardKeys struct {
 	// so that a search reads many documents' IDs in one HMGET).
 	nums string
 	// stats is a HASH: seq (last document number), docs (documents),
-	// len (total terms, for the average document length).
+	// len (total terms, for the average document length); in shard 0 of a
+	// sharded index also gseq (the document numbers reserved so far).
 	stats string
 	// docPrefix + <number> is a document's HASH.
 	docPrefix string
@@ -40,7 +41,7 @@ type shardKeys struct {
 	setPrefix string
 	// scorePrefix + <name> is a ZSET: document number -> score.
 	scorePrefix string
-	// cachePrefix + <search ID> + ":l" | ":k" | ":n" | ":s" | ":q" are a
+	// cachePrefix + <search ID> + ":l" | ":k" | ":n" | ":s" | ":q" | ":b" are a
 	// search's cached result (see the package doc's key schema), ":t:<i>"
 	// its temporary keys.
 	cachePrefix string

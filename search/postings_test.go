@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ria-go/ria"
 	"github.com/ria-go/ria/internal/redistest"
 	"github.com/ria-go/ria/search"
 )
@@ -142,5 +143,60 @@ func TestPostings_bitmaps(t *testing.T) {
 			}
 			b.Flush()
 		}
+	})
+}
+
+// TestAdd_laggingCounter: a sharded index whose number counter (gseq)
+// lags its shards' numbers (lost, or an index numbered per shard) still
+// gives every document of a shard its own number, never one used before.
+func TestAdd_laggingCounter(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		x := newIndex(t, b, search.WithShards(2))
+		var docs []search.Document
+		for i := range 12 {
+			docs = append(docs, search.Document{ID: "x" + strconv.Itoa(i), Text: "alpha"})
+		}
+		_, _, err := x.Add(ctx, docs[:6]...)
+		require.NoError(t, err)
+		_, err = x.Remove(ctx, "x0", "x1") // their numbers must not come back
+		require.NoError(t, err)
+		stats := strings.TrimSuffix(x.Shard(0).IDsKey(), "ids") + "n"
+		require.NoError(t, b.Client.HDel(ctx, stats, "gseq").Err())
+		added, _, err := x.Add(ctx, docs[6:]...)
+		require.NoError(t, err)
+		assert.Equal(t, 6, added)
+		for i := range 2 {
+			seen := map[string]bool{}
+			for id, n := range b.Client.HGetAll(ctx, x.Shard(i).IDsKey()).Val() {
+				assert.False(t, seen[n], "shard %d: %s shares number %s", i, id, n)
+				seen[n] = true
+				num, err := strconv.Atoi(n)
+				require.NoError(t, err)
+				assert.Greater(t, num, 2, "shard %d: %s took the number of x0 or x1 (1, 2), removed", i, id)
+			}
+		}
+		r, err := x.Search(ctx, "alpha", search.Limit(0, 100))
+		require.NoError(t, err)
+		assert.Equal(t, 10, r.Total)
+		assert.ElementsMatch(t, []string{"x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11"}, r.IDs)
+	})
+}
+
+// TestAdd_corruptCounter: a number counter that is not an integer is a
+// *ria.KeyError (ria.ErrCorrupt), and nothing is written.
+func TestAdd_corruptCounter(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		x := newIndex(t, b, search.WithShards(2))
+		stats := strings.TrimSuffix(x.Shard(0).IDsKey(), "ids") + "n"
+		require.NoError(t, b.Client.HSet(ctx, stats, "gseq", "x").Err())
+		before := b.Snapshot()
+		_, _, err := x.Add(ctx, search.Document{ID: "a", Text: "alpha"})
+		var kerr *ria.KeyError
+		require.ErrorAs(t, err, &kerr)
+		assert.ErrorIs(t, err, ria.ErrCorrupt)
+		assert.Equal(t, stats, kerr.Key)
+		assert.Equal(t, before, b.Snapshot())
 	})
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/ria-go/ria"
 	"github.com/ria-go/ria/internal/script"
 )
 
@@ -69,8 +70,10 @@ type Document struct {
 // A new document takes the next document number, which orders results by
 // default (index order); a re-indexed one keeps its number. A sharded
 // index reserves the batch's numbers first (HINCRBY on shard 0's stats:
-// one more round trip), so that its order is the one an unsharded index
-// gives.
+// one more round trip; a number for every document of the batch, new or
+// not, and kept if the batch then fails), so that its order is the one an
+// unsharded index gives to the same Adds. Documents of concurrent Adds
+// take their places when their shard's script runs.
 //
 // It returns how many documents were new and how many replaced. Bad
 // input (an empty, long or repeated ID, an undeclared field or score, a
@@ -106,6 +109,10 @@ func (x *Index) Add(ctx context.Context, docs ...Document) (added, replaced int,
 		k := x.shards[0].stats
 		end, err := x.rdb.Do(ctx, "HINCRBY", k, "gseq", len(docs)).Int64()
 		if err != nil {
+			if strings.Contains(err.Error(), "not an integer") {
+				err = &ria.KeyError{Role: "search index stats field gseq", Key: k, Got: "not an integer",
+					Want: "an integer", Err: ria.ErrCorrupt}
+			}
 			err = script.WrongType(ctx, x.rdb, err, k, "search index stats", "hash")
 			return 0, 0, fmt.Errorf("search: add %d documents: reserve numbers: %w", len(docs), err)
 		}

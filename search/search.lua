@@ -123,6 +123,10 @@ local function temp()
   istemp[t] = true
   return t
 end
+local function done()
+  if #temps > 0 then redis.call('DEL', unpack(temps)) end
+end
+local serr -- an error of set_bits (BITFIELD), answered once temps are gone
 local sgroups, bgroups, sex, bex = {}, {}, {}, {}
 local none = false
 for _, terms in ipairs(groups) do
@@ -212,9 +216,7 @@ else
         if ptype[key] == 'string' then bits[#bits + 1] = key else sets[#sets + 1] = key end
       end
       redis.call('BITOP', 'OR', t, unpack(bits))
-      for _, key in ipairs(sets) do
-        for _, n in ipairs(redis.call('SMEMBERS', key)) do redis.call('SETBIT', t, n, 1) end
-      end
+      for _, key in ipairs(sets) do serr = serr or set_bits(t, redis.call('SMEMBERS', key), 1) end
       keys[#keys + 1] = t
     end
   end
@@ -233,19 +235,22 @@ else
       redis.call('BITOP', 'AND', res, res, ex)
     end
     for _, key in ipairs(sex) do
+      local clear = {}
       for _, n in ipairs(redis.call('SMEMBERS', key)) do
-        if tonumber(n) < len * 8 then redis.call('SETBIT', res, n, 0) end
+        if tonumber(n) < len * 8 then clear[#clear + 1] = n end
       end
+      serr = serr or set_bits(res, clear, 0)
     end
   end
+end
+if serr then
+  done()
+  return serr
 end
 local total
 if res then total = redis.call('BITCOUNT', res) else total = #nums end
 if not fresh then redis.call('DEL', lkey, kkey, skey, qkey, bkey) end
 redis.call('SET', nkey, total, 'PX', ttl)
-local function done()
-  if #temps > 0 then redis.call('DEL', unpack(temps)) end
-end
 if total == 0 then
   done()
   return {0, {}}
