@@ -14,6 +14,12 @@
 //	r, err := x.Search(ctx, "redis +valkey -cluster", search.ByField("updated", true), search.Limit(0, 20))
 //	next, err := x.Page(ctx, r.ID, 20, 20) // from the cached result
 //
+// [Index.Get] returns what the index holds for one document (its number
+// of terms, its declared sort fields and scores; the text itself is not
+// stored), or [ErrNotFound]; [Index.Count] returns the number of
+// documents. Both only read, and name a key of another type or a
+// malformed value with a *ria.KeyError as the scripts do.
+//
 // # Analysis
 //
 // An [Analyzer] turns text into terms, for documents and queries alike.
@@ -132,7 +138,10 @@
 // On one server or one shard: Add (any batch up to [MaxBatch]) 1, Remove
 // 1, Search 1, Page 1, Refresh 1 (each runs one script per shard, all in
 // one pipeline: one round trip per Cluster node holding a shard; the first
-// run of a script on a server adds one for EVAL after NOSCRIPT). A
+// run of a script on a server adds one for EVAL after NOSCRIPT), Get 1
+// (one read-only script on the document's shard), Count 1 (one HGET of
+// each shard's stats, in one pipeline: one round trip per node; a stats
+// key of another type costs one TYPE more, on that path only). A
 // sharded index's Add first reserves the batch's document numbers
 // (HINCRBY of gseq in shard 0's stats), and a [ByRelevance] search of a
 // sharded index first reads the whole index's statistics, each in one

@@ -22,6 +22,6 @@ var (
 	// ErrInvalid means an argument that is malformed in another way: an
 	// empty document ID, a value that is not a number, a page below 1.
 	ErrInvalid = errors.New("search: invalid argument")
-	// ErrNotIndexed means the document is not in the index.
-	ErrNotIndexed = errors.New("search: document not indexed")
+	// ErrNotFound means the document is not in the index ([Index.Get]).
+	ErrNotFound = errors.New("search: document not indexed")
 )

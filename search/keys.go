@@ -135,8 +135,8 @@ func (s Shard) IDsKey() string { return s.k.ids }
 
 // DocKey returns the HASH of document number num: "#id" (the document
 // ID), "#n" (its number of terms), "t:<term>" (a term's count),
-// "g:<field>:<value>" (1 per tag), "f:<field>" (a sort field's value) and
-// "s:<field>" (its sort key).
+// "g:<field>:<value>" (1 per tag) and "s:<field>" (a sort field's value,
+// a Numeric one formatted back from its float64).
 func (s Shard) DocKey(num int64) string { return s.k.docPrefix + strconv.FormatInt(num, 10) }
 
 // TermKey returns the posting of term: a SET of the numbers of the
