@@ -1,13 +1,18 @@
 -- commit.lua: make a staged data set live, at once for every reader, and
 -- drop the previous one. KEYS[1] live ranges (ZSET), KEYS[2] staged ranges
--- (ZSET), KEYS[3] version (STRING: the live data set's version); ARGV[1]
--- records key prefix, ARGV[2] the new version. A re-run after a lost reply
--- finds the version live already and answers the same.
+-- (ZSET), KEYS[3] version (STRING: the live data set's version), KEYS[4]
+-- tombstone of the new version (set by a Drop that deleted some of its
+-- staged keys: then nothing goes live); ARGV[1] records key prefix, ARGV[2]
+-- the new version. A re-run after a lost reply finds the version live
+-- already and answers the same.
 local bad = check_types({KEYS[1], 'zset', 'geoip ranges', KEYS[2], 'zset', 'geoip staged ranges',
   KEYS[3], 'string', 'geoip version', ARGV[1] .. ARGV[2], 'hash', 'geoip staged records'})
 if bad then return bad end
 local old = redis.call('get', KEYS[3])
 if old == ARGV[2] then return 1 end
+if redis.call('exists', KEYS[4]) == 1 then
+  return redis.error_reply('DROPPED geoip: data set dropped during the import')
+end
 if redis.call('exists', KEYS[2]) == 0 then
   return redis.error_reply('NOSTAGE geoip: staged data set ' .. ARGV[2] .. ' is gone (expired?)')
 end

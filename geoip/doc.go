@@ -44,6 +44,16 @@
 // [DB.LookupMany] runs its batch in MULTI/EXEC, so one batch sees one data
 // set too.
 //
+// [DB.Drop] retires a data set: one script UNLINKs the live ranges,
+// version and records (lazy free: a million ranges do not block the
+// server), so readers see the whole data set or nothing; it then deletes
+// the staged keys and records of other versions, found by SCAN steps of
+// about 1,000 keys each on the data set's node. An import whose staged
+// keys a Drop deleted fails with [ErrDropped] at its commit, never making
+// half a data set live: Drop leaves a tombstone for its version, which the
+// import's pipelines keep alive while it stages and which expires 10
+// minutes after the last of them.
+//
 // # Round trips
 //
 // Lookup 1 (one ZREVRANGEBYLEX), LookupMany 1 per batch (MULTI/EXEC; the
@@ -51,7 +61,10 @@
 // for a GeoLite City data set, whose location records live in a HASH.
 // Import: one per pipeline of 8 batches of 1,000 ranges by default
 // ([WithBatch]), overlapping the parsing of the next, then one for the
-// commit after the last has been answered. Version 1.
+// commit after the last has been answered. Version 1. Drop 1 while the
+// node holding the data set has fewer than about 1,000 keys (its first
+// step unlinks the live data set and scans those), plus one per further
+// 1,000 or so (a SCAN step each).
 //
 // # Lost replies
 //
@@ -60,6 +73,9 @@
 // lost reply changes nothing more; when no reply comes the error wraps
 // ria.ErrOutcomeUnknown (read [DB.Version] to know whether it went live).
 // Lookups change nothing, and a batch whose reply was lost is sent again.
+// Each step of a Drop is idempotent (a re-run finds less to delete and
+// answers the same), and dropping a dropped data set is not an error: a
+// Drop whose reply never came wraps ria.ErrOutcomeUnknown; call it again.
 //
 // # Keys
 //
@@ -67,15 +83,17 @@
 //	<prefix>{<name>}:version             STRING, the live data set's version
 //	<prefix>{<name>}:records:<version>   HASH, locId -> JSON record (GeoLite City only)
 //	<prefix>{<name>}:staging:<version>   ZSET, an import's ranges until it commits
+//	<prefix>{<name>}:dropped:<version>   STRING, tombstone of an import a Drop cut (expires)
 //
 // A record in a range is "=" and the country code (range format), or "#",
 // the version, ":" and the location ID (GeoLite City). Default prefix
 // "geoip:". A key of the wrong type gives a *ria.KeyError naming it, and
-// an import that meets one changes nothing.
+// an import or a Drop that meets one changes nothing.
 //
 // # Cluster
 //
-// A data set is one hash slot ({name}): its lookups and its commit run on
-// one node. Spread big data sets over nodes by naming several (per
+// A data set is one hash slot ({name}): its lookups, its commit and a
+// Drop's scripts (SCAN included: the scan runs in a script, on the node
+// of the data set's slot) run on one node. Spread big data sets over nodes by naming several (per
 // continent, per family) and choosing one by address in the caller.
 package geoip

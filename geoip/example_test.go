@@ -48,3 +48,27 @@ func Example() {
 	// ::ffff:1.0.0.1 AU 1.0.0.0 1.0.0.255
 	// 1.0.2.1 not found
 }
+
+func ExampleDB_Drop() {
+	srv, _ := miniredis.Run() // stands in for a real server
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	db, err := geoip.New(rdb, "countries")
+	if err != nil {
+		panic(err)
+	}
+	if _, err := db.ImportRanges(ctx, strings.NewReader("1.0.0.0,1.0.0.255,AU\n")); err != nil {
+		panic(err)
+	}
+	if err := db.Drop(ctx); err != nil { // retire the data set
+		panic(err)
+	}
+	_, err = db.Lookup(ctx, netip.MustParseAddr("1.0.0.1"))
+	v, _ := db.Version(ctx)
+	fmt.Println(errors.Is(err, geoip.ErrNotFound), v == "", db.Drop(ctx))
+	// Output:
+	// true true <nil>
+}

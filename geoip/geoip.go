@@ -83,10 +83,11 @@ func WithPrefix(p string) Option { return func(o *options) { o.prefix = p } }
 // DB is one IP-range data set, named, that imports replace as a whole. It
 // is safe for concurrent use.
 type DB struct {
-	rdb    Client
-	name   string
-	keys   keys.Space
-	ranges string // rangesKey, built once: a lookup's only key
+	rdb      Client
+	name     string
+	keys     keys.Space
+	ranges   string // rangesKey, built once: a lookup's only key
+	dropScan int    // SCAN COUNT of a Drop step (tests set it lower)
 }
 
 // New returns the data set name on rdb.
@@ -104,15 +105,16 @@ func New(rdb Client, name string, opts ...Option) (*DB, error) {
 	if err := keys.CheckEntity("data set name", name); err != nil {
 		return nil, fmt.Errorf("geoip: new: %w", err)
 	}
-	db := &DB{rdb: rdb, name: name, keys: keys.New(o.prefix)}
+	db := &DB{rdb: rdb, name: name, keys: keys.New(o.prefix), dropScan: dropScan}
 	db.ranges = db.keys.Key(name, "ranges")
 	return db, nil
 }
 
-func (db *DB) rangesKey() string          { return db.ranges }
-func (db *DB) versionKey() string         { return db.keys.Key(db.name, "version") }
-func (db *DB) stagingKey(v string) string { return db.keys.Key(db.name, "staging:"+v) }
-func (db *DB) recordsPrefix() string      { return db.keys.Key(db.name, "records:") }
+func (db *DB) rangesKey() string            { return db.ranges }
+func (db *DB) versionKey() string           { return db.keys.Key(db.name, "version") }
+func (db *DB) stagingKey(v string) string   { return db.keys.Key(db.name, "staging:"+v) }
+func (db *DB) recordsPrefix() string        { return db.keys.Key(db.name, "records:") }
+func (db *DB) tombstoneKey(v string) string { return db.keys.Key(db.name, "dropped:"+v) }
 
 // Version returns the version of the live data set, "" before any import
 // completed (every lookup is then not found). One round trip.

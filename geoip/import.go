@@ -62,6 +62,7 @@ type importer struct {
 	version  string
 	ranges   string
 	records  string
+	tomb     string // tombstone key: set by a Drop that deleted staged keys of this import
 	p        Progress
 	members  []any           // ZADD arguments: score, member, ...
 	fields   []any           // HSET arguments: field, value, ...
@@ -84,7 +85,7 @@ func (db *DB) newImporter(opts []ImportOption) (*importer, error) {
 	}
 	v := script.Nonce()
 	return &importer{db: db, o: o, version: v, ranges: db.stagingKey(v), records: db.recordsPrefix() + v,
-		seenRefs: map[string]bool{}}, nil
+		tomb: db.tombstoneKey(v), seenRefs: map[string]bool{}}, nil
 }
 
 // ImportRanges replaces the data set with the ranges of r, a CSV file of
@@ -98,7 +99,8 @@ func (db *DB) newImporter(opts []ImportOption) (*importer, error) {
 // data set in pipelined batches; readers keep using the previous data set
 // until the last batch is in, and then see the new one at once. An error
 // or a cancelled ctx deletes the staged data and leaves the previous one in
-// place.
+// place. A [DB.Drop] that deletes staged data of the import makes it fail
+// with [ErrDropped], leaving nothing.
 func (db *DB) ImportRanges(ctx context.Context, r io.Reader, opts ...ImportOption) (Progress, error) {
 	im, err := db.newImporter(opts)
 	if err != nil {
@@ -295,6 +297,9 @@ func (im *importer) maybeFlush(ctx context.Context, final bool) error {
 	// for long.
 	im.pipe.PExpire(ctx, im.ranges, stagingTTL)
 	im.pipe.PExpire(ctx, im.records, stagingTTL)
+	// A Drop's tombstone of this import lives as long as its staged keys
+	// (expired last), so its commit fails whenever it finds them.
+	im.pipe.PExpire(ctx, im.tomb, stagingTTL)
 	// One pipeline in flight while the next is parsed and filled: the
 	// server and the parsing overlap, and memory stays two pipelines.
 	if err := im.wait(); err != nil {
@@ -345,17 +350,19 @@ func (im *importer) finish(ctx context.Context, err error) (Progress, error) {
 		err = errors.New("no ranges")
 	}
 	if err == nil {
-		_, err = commitScript.Run(ctx, im.db.rdb, []string{im.db.rangesKey(), im.ranges, im.db.versionKey()},
+		_, err = commitScript.Run(ctx, im.db.rdb, []string{im.db.rangesKey(), im.ranges, im.db.versionKey(), im.tomb},
 			im.db.recordsPrefix(), im.version)
-		if err != nil {
-			err = script.Unknown(err)
+		err = script.Unknown(err)
+		var rerr redis.Error
+		if errors.As(err, &rerr) && strings.HasPrefix(rerr.Error(), "DROPPED ") {
+			err = ErrDropped
 		}
 	}
 	if err != nil {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		if !errors.Is(err, ria.ErrOutcomeUnknown) {
-			_ = im.db.rdb.Del(cctx, im.ranges, im.records).Err()
+			_ = im.db.rdb.Del(cctx, im.ranges, im.records, im.tomb).Err()
 		}
 		return im.p, fmt.Errorf("geoip: import: %w", err)
 	}

@@ -1,0 +1,49 @@
+-- drop.lua: one step of DB.Drop. KEYS[1] live ranges (ZSET), KEYS[2]
+-- version (STRING); ARGV[1] SCAN cursor ("0": the first step), ARGV[2] SCAN
+-- MATCH pattern of the data set's keys, ARGV[3] SCAN COUNT, ARGV[4] records
+-- key prefix, ARGV[5] staged ranges key prefix, ARGV[6] tombstone key
+-- prefix, ARGV[7] tombstone TTL (ms).
+-- The first step UNLINKs the live data set (ranges, version, the live
+-- version's records) at once for every reader. Every step then runs one
+-- SCAN step on the node of the data set's slot and UNLINKs the staged
+-- ranges and the records of every version but the live one (a crashed
+-- import's, or those of an import running now), setting a tombstone for
+-- each version it met: that import's commit fails (commit.lua). UNLINK
+-- frees a big key in the background. Returns {next cursor, keys unlinked};
+-- a re-run after a lost reply finds less to unlink and continues the same
+-- scan.
+local bad
+if ARGV[1] == '0' then
+  bad = check_types({KEYS[1], 'zset', 'geoip ranges', KEYS[2], 'string', 'geoip version'})
+else
+  bad = check_types({KEYS[2], 'string', 'geoip version'})
+end
+if bad then return bad end
+local live = redis.call('get', KEYS[2])
+local n = 0
+if ARGV[1] == '0' then
+  if live then
+    bad = check_types({ARGV[4] .. live, 'hash', 'geoip records'})
+    if bad then return bad end
+    n = redis.call('unlink', KEYS[1], KEYS[2], ARGV[4] .. live)
+  else
+    n = redis.call('unlink', KEYS[1])
+  end
+  live = false
+end
+local r = redis.call('scan', ARGV[1], 'match', ARGV[2], 'count', ARGV[3])
+local rp, sp = ARGV[4], ARGV[5]
+for _, k in ipairs(r[2]) do
+  local v
+  if string.sub(k, 1, #sp) == sp then
+    v = string.sub(k, #sp + 1)
+  elseif string.sub(k, 1, #rp) == rp then
+    v = string.sub(k, #rp + 1)
+    if v == live then v = nil end
+  end
+  if v then
+    n = n + redis.call('unlink', k)
+    redis.call('set', ARGV[6] .. v, '1', 'px', ARGV[7])
+  end
+end
+return {r[1], n}
