@@ -64,30 +64,27 @@ local P2 = {128, 64, 32, 16, 8, 4, 2, 1}
 
 -- bits_of appends to out the numbers of the bits set in s, whose first
 -- byte is byte base of its bitmap, ascending; it stops when out holds
--- limit numbers (limit nil: never).
+-- limit numbers (limit nil: never). string.find skips the zero bytes.
 local function bits_of(s, base, out, limit)
   local n = #out
-  for i = 1, #s, 256 do
-    local bs = {string.byte(s, i, math.min(i + 255, #s))}
-    for j = 1, #bs do
-      local v = bs[j]
-      if v ~= 0 then
-        local at = (base + i + j - 2) * 8
-        for b = 1, 8 do
-          if v >= P2[b] then
-            v = v - P2[b]
-            n = n + 1
-            out[n] = at + b - 1
-            if n == limit then return end
-          end
-        end
+  local i = string.find(s, '[^%z]')
+  while i do
+    local v = string.byte(s, i)
+    local at = (base + i - 1) * 8
+    for b = 1, 8 do
+      if v >= P2[b] then
+        v = v - P2[b]
+        n = n + 1
+        out[n] = at + b - 1
+        if n == limit then return end
       end
     end
+    i = string.find(s, '[^%z]', i + 1)
   end
 end
 
 -- first_bits returns the first k numbers of the bitmap key, ascending:
--- BITPOS skips the empty bytes, GETRANGE reads 256 bytes from the next
+-- BITPOS skips the empty bytes, GETRANGE reads 1,024 bytes from the next
 -- set bit.
 local function first_bits(key, k)
   local out, from = {}, 0
@@ -95,7 +92,7 @@ local function first_bits(key, k)
     local p = redis.call('BITPOS', key, 1, from)
     if p < 0 then break end
     local b = math.floor(p / 8)
-    local s = redis.call('GETRANGE', key, b, b + 255)
+    local s = redis.call('GETRANGE', key, b, b + 1023)
     if s == '' then break end
     bits_of(s, b, out, k)
     from = b + #s
