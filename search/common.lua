@@ -62,10 +62,12 @@ end
 
 local P2 = {128, 64, 32, 16, 8, 4, 2, 1}
 
--- bits_of appends to out the numbers of the bits set in s, whose first
--- byte is byte base of its bitmap, ascending; it stops when out holds
--- limit numbers (limit nil: never). string.find skips the zero bytes.
-local function bits_of(s, base, out, limit)
+-- bits_of appends to out the numbers above above (nil: all) of the bits
+-- set in s, whose first byte is byte base of its bitmap, ascending; it
+-- stops when out holds limit numbers (limit nil: never). string.find
+-- skips the zero bytes.
+local function bits_of(s, base, out, limit, above)
+  above = above or -1
   local n = #out
   local i = string.find(s, '[^%z]')
   while i do
@@ -74,27 +76,29 @@ local function bits_of(s, base, out, limit)
     for b = 1, 8 do
       if v >= P2[b] then
         v = v - P2[b]
-        n = n + 1
-        out[n] = at + b - 1
-        if n == limit then return end
+        if at + b - 1 > above then
+          n = n + 1
+          out[n] = at + b - 1
+          if n == limit then return end
+        end
       end
     end
     i = string.find(s, '[^%z]', i + 1)
   end
 end
 
--- first_bits returns the first k numbers of the bitmap key, ascending:
--- BITPOS skips the empty bytes, GETRANGE reads 1,024 bytes from the next
--- set bit.
-local function first_bits(key, k)
-  local out, from = {}, 0
+-- first_bits returns the first k numbers of the bitmap key above above
+-- (nil: from the start), ascending: BITPOS skips the empty bytes,
+-- GETRANGE reads 1,024 bytes from the next set bit.
+local function first_bits(key, k, above)
+  local out, from = {}, math.floor(((above or -1) + 1) / 8)
   while #out < k do
     local p = redis.call('BITPOS', key, 1, from)
     if p < 0 then break end
     local b = math.floor(p / 8)
     local s = redis.call('GETRANGE', key, b, b + 1023)
     if s == '' then break end
-    bits_of(s, b, out, k)
+    bits_of(s, b, out, k, above)
     from = b + #s
   end
   return out

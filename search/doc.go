@@ -69,15 +69,17 @@
 // their IDs; in another order it reads every matching document's ID and
 // sort key and keeps the first offset+count entries with a bounded heap.
 // It answers its page and Total, and caches those entries plus the
-// matching document numbers (a bitmap, or a list) and how to order them. The first [Index.Page] that goes past those entries orders
-// the rest (once, in the same script, still one round trip) and caches
-// the whole order, so deep pages cost one full sort, paid by the first
-// of them rather than by every search. The cached result is a snapshot of
-// which documents matched: documents added after the search are not in
-// its later pages. The entries the search ordered stay as they were; the
-// rest are ordered by their sort keys when that first later page is
-// read, and a document removed before then is left out (Total still
-// counts it).
+// matching document numbers (a bitmap, or a list) and how to order them.
+// In index order, an [Index.Page] past the cached entries takes the next
+// numbers from there, only as far as it needs, and reads their IDs. In
+// another order, the first [Index.Page] that goes past those entries
+// orders the rest (once, in the same script, still one round trip) and
+// caches the whole order, so deep pages cost one full sort, paid by the
+// first of them rather than by every search. The cached result is a
+// snapshot of which documents matched: documents added after the search
+// are not in its later pages. The entries the search ordered stay as they
+// were; the rest are ordered when a later page reaches them, and a
+// document removed before then is left out (Total still counts it).
 //
 // # Postings
 //

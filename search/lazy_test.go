@@ -17,9 +17,19 @@ import (
 // "common", with a numeric field and a score that tie often.
 func lazyIndex(t *testing.T, b *redistest.Backend) *search.Index {
 	t.Helper()
+	return lazyIndexOf(t, b, 0)
+}
+
+// lazyIndexOf is lazyIndex with postings past bitmapMin documents turned
+// into bitmaps (0: the production threshold).
+func lazyIndexOf(t *testing.T, b *redistest.Backend, bitmapMin int) *search.Index {
+	t.Helper()
 	x, err := search.New(b.Client, "lazy", search.WithPrefix(b.Prefix),
 		search.WithFields(search.NumericField("updated")), search.WithScores("votes"))
 	require.NoError(t, err)
+	if bitmapMin > 0 {
+		search.SetBitmapMin(x, bitmapMin)
+	}
 	var docs []search.Document
 	for i := range 30 {
 		docs = append(docs, search.Document{
@@ -36,14 +46,29 @@ func lazyIndex(t *testing.T, b *redistest.Backend) *search.Index {
 
 // TestSearch_lazyPages: a search caches its own entries and the matching
 // numbers; the first page past them orders the rest, in the order a
-// search of the whole result gives, once.
+// search of the whole result gives, once; in index order, only as far as
+// a page needs. With SET postings and with bitmaps.
 func TestSearch_lazyPages(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
-		ctx := t.Context()
-		x := lazyIndex(t, b)
-		cache := b.Prefix + "{lazy}:r:"
+		for _, bitmapMin := range []int{0, 4} {
+			lazyPages(t, b, bitmapMin)
+			b.Flush()
+		}
+	})
+}
+
+func lazyPages(t *testing.T, b *redistest.Backend, bitmapMin int) {
+	ctx := t.Context()
+	x := lazyIndexOf(t, b, bitmapMin)
+	cache := b.Prefix + "{lazy}:r:"
+	rest := func(sid string) int64 {
+		return b.Client.Exists(ctx, cache+sid+":s", cache+sid+":b", cache+sid+":q").Val()
+	}
+	llen := func(sid string) int64 { return b.Client.LLen(ctx, cache+sid+":l").Val() }
+	{
 		for name, opts := range map[string][]search.SearchOption{
-			"id":        nil,
+			"index":     nil,
+			"id":        {search.ByID()},
 			"field":     {search.ByField("updated", true)},
 			"scores":    {search.ByScores(map[string]float64{"votes": 2}, false)},
 			"relevance": {search.ByRelevance()},
@@ -56,32 +81,37 @@ func TestSearch_lazyPages(t *testing.T) {
 				r, err := x.Search(ctx, q, append(slices.Clone(opts), search.Limit(2, 3))...)
 				require.NoError(t, err)
 				assert.Equal(t, full[2:5], r.IDs, "%s %q", name, q)
-				rest := b.Client.Exists(ctx, cache+r.ID+":s", cache+r.ID+":q").Val()
 				if len(full) > 5 {
-					assert.EqualValues(t, 2, rest, "%s %q: the rest is kept unordered", name, q)
-					n, err := b.Client.LLen(ctx, cache+r.ID+":l").Result()
-					require.NoError(t, err)
-					assert.EqualValues(t, 5, n, "%s %q: only the search's entries are ordered", name, q)
+					assert.EqualValues(t, 2, rest(r.ID), "%s %q: the rest is kept unordered", name, q)
+					assert.EqualValues(t, 5, llen(r.ID), "%s %q: only the search's entries are ordered", name, q)
 				} else {
-					assert.Zero(t, rest, "%s %q: the whole result was ordered", name, q)
+					assert.Zero(t, rest(r.ID), "%s %q: the whole result was ordered", name, q)
 				}
 				p, err := x.Page(ctx, r.ID, 1, 3) // within the search's entries
 				require.NoError(t, err)
 				assert.Equal(t, full[1:4], p.IDs, "%s %q", name, q)
+				if name == "index" && len(full) > 8 {
+					p, err = x.Page(ctx, r.ID, 6, 2)
+					require.NoError(t, err)
+					assert.Equal(t, full[6:8], p.IDs, "%s %q", name, q)
+					assert.EqualValues(t, 8, llen(r.ID), "%s %q: index order goes only as far as the page", name, q)
+				}
 				p, err = x.Page(ctx, r.ID, 4, 100)
 				require.NoError(t, err)
 				assert.Equal(t, full[4:], p.IDs, "%s %q", name, q)
 				assert.Equal(t, len(full), p.Total)
-				assert.Zero(t, b.Client.Exists(ctx, cache+r.ID+":s", cache+r.ID+":q").Val(), "%s %q: ordered once", name, q)
-				n, err := b.Client.LLen(ctx, cache+r.ID+":l").Result()
-				require.NoError(t, err)
-				assert.EqualValues(t, len(full), n)
+				if name == "index" && len(full) > 5 {
+					assert.EqualValues(t, 2, rest(r.ID), "%s %q: the numbers stay for later pages", name, q)
+				} else {
+					assert.Zero(t, rest(r.ID), "%s %q: ordered once", name, q)
+				}
+				assert.EqualValues(t, len(full), llen(r.ID))
 				p, err = x.Page(ctx, r.ID, 0, 100)
 				require.NoError(t, err)
 				assert.Equal(t, full, p.IDs, "%s %q", name, q)
 			}
 		}
-	})
+	}
 }
 
 // TestSearch_lazyPagesAfterRemove: a document removed between a search

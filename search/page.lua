@@ -1,7 +1,8 @@
 -- page.lua: read a page of a cached search result of one shard and set its
 -- TTL again (book 7.1.2: a search id kept 30 s for later pages). When the
--- page goes past the entries search.lua ordered and the rest is still a
--- numbers (<sid>:s or <sid>:b), order the rest first (once) and append it to the LISTs.
+-- page goes past the entries search.lua ordered and the rest is still
+-- numbers (<sid>:s or <sid>:b), order the rest first (once) and append it
+-- to the LISTs; in index order, append only as far as the page needs.
 -- KEYS[1] <sid>:l ids LIST   KEYS[2] <sid>:k sort keys LIST   KEYS[3] <sid>:n total STRING
 -- KEYS[4] <sid>:s result's document numbers STRING "n,n,..." (until ordered)   KEYS[5] <sid>:q sort spec LIST (idem)
 -- KEYS[6] document HASH prefix   KEYS[7] score ZSET prefix   KEYS[8] HASH document number -> ID
@@ -20,13 +21,54 @@ if not string.match(total, '^%d+$') then
   return key_error('CORRUPT', nkey, 'search cached result', string.format('%q', string.sub(total, 1, 40)), 'a count')
 end
 local ttl, offset, count = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-if count > 0 and redis.call('EXISTS', skey, bkey) > 0 and offset + count > redis.call('LLEN', lkey) then
-  -- Order the rest: the result's documents not among the first entries, by
-  -- their sort keys now; a document removed since the search is left out.
-  local q = redis.call('LRANGE', qkey, 0, -1)
+local have = redis.call('LLEN', lkey)
+local q
+if count > 0 and offset + count > have and redis.call('EXISTS', skey, bkey) > 0 then
+  q = redis.call('LRANGE', qkey, 0, -1)
   if #q < 4 then
     return key_error('CORRUPT', qkey, 'search cached result', #q .. ' items', 'a sort spec')
   end
+end
+if q and q[1] == 'doc' then
+  -- Index order: the entries are the result's numbers ascending, so the
+  -- next ones come from the numbers above the last entry's, as far as the
+  -- page needs (a document removed since the search is left out); the
+  -- numbers stay for later pages.
+  local s = parse_spec(q, zpre)
+  bad = check_types({dnums, 'hash', 'search document numbers'})
+  if bad then return bad end
+  local last = -1
+  if have > 0 then last = tonumber(redis.call('LINDEX', kkey, -1)) or -1 end
+  local str, sorted, pos = redis.call('GET', skey), nil, 1
+  if str then
+    sorted = {}
+    for n in string.gmatch(str, '[^,]+') do
+      local v = tonumber(n)
+      if v and v > last then sorted[#sorted + 1] = v end
+    end
+    table.sort(sorted)
+  end
+  while have < offset + count do
+    local batch
+    if sorted then
+      batch = {}
+      for i = pos, math.min(pos + offset + count - have - 1, #sorted) do batch[#batch + 1] = sorted[i] end
+      pos = pos + #batch
+    else
+      batch = first_bits(bkey, offset + count - have, last)
+    end
+    if #batch == 0 then break end
+    last = batch[#batch]
+    local ids, ks, ns = fetch_entries(batch, s, dpre, dnums, false)
+    if not ids then return ks end
+    local order = {}
+    for i = 1, #ids do order[i] = i end
+    push_entries(lkey, kkey, s, ids, ks, ns, order, 1)
+    have = have + #ids
+  end
+elseif q then
+  -- Order the rest: the result's documents not among the first entries, by
+  -- their sort keys now; a document removed since the search is left out.
   local s = parse_spec(q, zpre)
   local spec = {dnums, 'hash', 'search document numbers'}
   for _, w in ipairs(s.weights) do

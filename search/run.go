@@ -87,8 +87,9 @@ type Result struct {
 // Search runs query (see [Parse]) and returns its first page (see
 // [Limit]), in index order (the order the documents were first added;
 // re-indexing keeps a document's place) unless [ByID], [ByField],
-// [ByScores] or [ByRelevance] says otherwise. Only the entries up to the page are put in order (a bounded
-// heap); the result is cached under Result.ID for later pages
+// [ByScores] or [ByRelevance] says otherwise. Only the entries up to the
+// page are put in order (the first bits of a bitmap, or a bounded heap);
+// the result is cached under Result.ID for later pages
 // ([Index.Page], which orders the rest the first time a page goes past
 // them; see the package doc). One round trip per node (each shard's
 // script in one pipeline).
