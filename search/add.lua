@@ -53,7 +53,7 @@ for _ = 1, tonumber(ARGV[2]) do
 end
 
 -- Read the documents that exist, and number the new ones.
-local add, rem, touched = {}, {}, {}
+local add, rem = {}, {}
 local lendelta, added = 0, 0
 for _, doc in ipairs(docs) do
   local num = redis.call('HGET', ids, doc.ext)
@@ -101,16 +101,14 @@ for _, doc in ipairs(docs) do
   lendelta = lendelta + doc.len
   for tok in pairs(doc.toks) do
     if not old[tok] then
-      if not add[tok] then add[tok] = {} end
-      table.insert(add[tok], num)
-      touched[tok] = true
+      local l = add[tok]
+      if l then l[#l + 1] = num else add[tok] = {num} end
     end
   end
   for tok in pairs(old) do
     if not doc.toks[tok] then
-      if not rem[tok] then rem[tok] = {} end
-      table.insert(rem[tok], num)
-      touched[tok] = true
+      local l = rem[tok]
+      if l then l[#l + 1] = num else rem[tok] = {num} end
     end
   end
 end
@@ -121,14 +119,25 @@ end
 
 -- Check every posting the batch changes: a SET (its size read by the
 -- same call), a bitmap or none.
-local ptype, pcard = {}, {}
-for tok in pairs(touched) do
-  local t, n, err = posting_info(ppre .. tok)
+local ptype, pcard, pkey = {}, {}, {}
+local function check(tok)
+  local key = ppre .. tok
+  local t, n, err = posting_info(key)
   if not t then return err end
   if t == 'string' and string.sub(tok, 1, 2) == 'g:' then
-    return key_error('WRONGTYPE', ppre .. tok, 'search tag posting', 'a string', 'a set')
+    return key_error('WRONGTYPE', key, 'search tag posting', 'a string', 'a set')
   end
-  ptype[tok], pcard[tok] = t, n
+  ptype[tok], pcard[tok], pkey[tok] = t, n, key
+end
+for tok in pairs(add) do
+  local err = check(tok)
+  if err then return err end
+end
+for tok in pairs(rem) do
+  if not pkey[tok] then
+    local err = check(tok)
+    if err then return err end
+  end
 end
 local spec = {}
 for name in pairs(zkeys) do
@@ -155,16 +164,8 @@ for _, doc in ipairs(docs) do
   for i = 1, #h, CHUNK do redis.call('HSET', dk, unpack(h, i, math.min(i + CHUNK - 1, #h))) end
   for _, sc in ipairs(doc.scores) do redis.call('ZADD', zpre .. sc[1], sc[2], doc.num) end
 end
-for tok, nums in pairs(add) do
-  if ptype[tok] == 'string' then
-    local err = set_bits(ppre .. tok, nums, 1)
-    if err then return err end
-  else
-    call_chunked('SADD', ppre .. tok, nums)
-  end
-end
 for tok, nums in pairs(rem) do
-  local key = ppre .. tok
+  local key = pkey[tok]
   if ptype[tok] == 'string' then
     local err = set_bits(key, nums, 0)
     if err then return err end
@@ -173,23 +174,33 @@ for tok, nums in pairs(rem) do
     call_chunked('SREM', key, nums)
   end
 end
--- Frequent terms' SETs become bitmaps (a SET's size is its size before
--- the batch, plus what the batch added, less what it removed).
+-- Adds; frequent terms' SETs become bitmaps (a SET's size is its size
+-- before the batch, plus what the batch added, less what it removed).
 local most = math.max(threshold, math.floor(nextnum / 128))
 for tok, nums in pairs(add) do
-  local key = ppre .. tok
-  if ptype[tok] ~= 'string' and string.sub(tok, 1, 2) == 't:'
-    and pcard[tok] + #nums - (rem[tok] and #rem[tok] or 0) > most then
-    local nums = redis.call('SMEMBERS', key)
+  local key = pkey[tok]
+  if ptype[tok] == 'string' then
+    local err = set_bits(key, nums, 1)
+    if err then return err end
+  elseif pcard[tok] + #nums - (rem[tok] and #rem[tok] or 0) > most and string.sub(tok, 1, 2) == 't:' then
+    local all = redis.call('SMEMBERS', key)
     local top = 0
-    for i, n in ipairs(nums) do
-      nums[i] = tonumber(n)
-      if nums[i] > top then top = nums[i] end
+    for q, n in ipairs(all) do
+      all[q] = tonumber(n)
+      if all[q] > top then top = all[q] end
+    end
+    for _, n in ipairs(nums) do
+      all[#all + 1] = tonumber(n)
+      if all[#all] > top then top = all[#all] end
     end
     redis.call('DEL', key)
     redis.call('SETBIT', key, top, 1) -- the whole length at once
-    local err = set_bits(key, nums, 1)
+    local err = set_bits(key, all, 1)
     if err then return err end
+  elseif #nums <= CHUNK then
+    redis.call('SADD', key, unpack(nums))
+  else
+    call_chunked('SADD', key, nums)
   end
 end
 return {added, #docs - added}
