@@ -7,7 +7,7 @@
 -- state of running it once, so a re-send after a lost reply is harmless.
 -- KEYS[1] ids     HASH document ID -> number
 -- KEYS[2] stats   HASH seq, docs, len
--- KEYS[3] document HASH prefix    KEYS[4] SET posting prefix
+-- KEYS[3] document HASH prefix    KEYS[4] posting prefix (SET or bitmap)
 -- KEYS[5] score ZSET prefix       KEYS[6] nums HASH document number -> ID
 -- ARGV[1] bitmap threshold   ARGV[2] number of documents, then for each:
 --         ID, number ('0': the next of the shard's own sequence; else

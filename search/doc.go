@@ -153,12 +153,14 @@
 // exclusion, SMISMEMBER where a SET is a synonym of a bitmap) or a few
 // bitmap commands (BITOP, BITCOUNT; BITPOS and GETRANGE for an
 // index-order page; a SET among them is read and set into a copy by
-// BITFIELD), one GET per bitmap that filters SET candidates, one HMGET of {tag}:di per 1,000 documents it reads the IDs
-// of (in index order, only the page's; by ID or [ByScores], every
-// match's, plus one ZMSCORE per weight and 1,000 documents; by a field or
-// [ByRelevance]: one HMGET per matching document, of its hash) and a few
-// cache writes; the first Page past the search's entries makes the
-// reads again for the rest.
+// BITFIELD), one GET per bitmap that filters SET candidates, one HMGET
+// of {tag}:di per 1,000 documents it reads the IDs of (in index order,
+// only the page's; by ID or [ByScores], every match's, plus one ZMSCORE
+// per weight and 1,000 documents; by a field or [ByRelevance]: one HMGET
+// per matching document, of its hash) and a few cache writes. A Page past
+// the cached entries reads, in index order, the next numbers (BITPOS and
+// GETRANGE, or the cached list) and only their IDs; in another order, the
+// first such Page makes the reads again for the whole rest.
 //
 // # Key schema
 //

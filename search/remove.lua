@@ -3,7 +3,7 @@
 -- a lost reply gets the first run's answer.
 -- KEYS[1] ids     HASH document ID -> number
 -- KEYS[2] stats   HASH seq, docs, len
--- KEYS[3] document HASH prefix    KEYS[4] SET posting prefix
+-- KEYS[3] document HASH prefix    KEYS[4] posting prefix (SET or bitmap)
 -- KEYS[5] score ZSET prefix       KEYS[6] nums HASH document number -> ID
 -- ARGV[1] n IDs, then the IDs, then k score names, then the names
 -- returns the number of documents removed (IDs not indexed are skipped)
