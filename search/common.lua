@@ -111,12 +111,6 @@ local function all_bits(key)
   return out
 end
 
--- has_bit: bit n of the bitmap string s is set.
-local function has_bit(s, n)
-  local v = string.byte(s, math.floor(n / 8) + 1)
-  return v ~= nil and math.floor(v / P2[n % 8 + 1]) % 2 == 1
-end
-
 -- call_chunked runs redis.call(cmd, key, <head...>, <chunk of items>) over
 -- items in chunks; returns the sum of integer replies.
 local function call_chunked(cmd, key, items)
@@ -380,6 +374,45 @@ local function top_k(n, k, less, skeys)
     end
   end
   table.sort(h, less)
+  return h
+end
+
+-- smallest returns the k smallest of the numbers v, ascending (all of
+-- them when k >= #v): a bounded max-heap of k compared inline, then a
+-- sort of those k.
+local function smallest(v, k)
+  local h, n = {}, #v
+  if k >= n then
+    for i = 1, n do h[i] = v[i] end
+    table.sort(h)
+    return h
+  end
+  for i = 1, k do
+    local x, c = v[i], i
+    while c > 1 do
+      local p = math.floor(c / 2)
+      if h[p] >= x then break end
+      h[c] = h[p]
+      c = p
+    end
+    h[c] = x
+  end
+  for i = k + 1, n do
+    local x = v[i]
+    if x < h[1] then
+      local c = 1
+      while true do
+        local l = c + c
+        if l > k then break end
+        if l < k and h[l + 1] > h[l] then l = l + 1 end
+        if h[l] <= x then break end
+        h[c] = h[l]
+        c = l
+      end
+      h[c] = x
+    end
+  end
+  table.sort(h)
   return h
 end
 

@@ -27,9 +27,13 @@
 -- goes past <sid>:l.
 --
 -- Postings are SETs or bitmaps (common.lua). When an AND-ed group holds
--- SETs only, the SET commands compute the result (SINTER, SDIFF) and the
--- bitmaps filter it (one GET each, bits tested in Lua); else the bitmaps
--- do (BITOP AND, OR, NOT; BITCOUNT), a SET's members set into a copy.
+-- SETs only, SINTER (or SMEMBERS) gives the candidates and the other
+-- groups and the exclusions filter them in Lua: a bitmap by its bits (one
+-- GET), a SET by SMISMEMBER or, when it is the smaller, its members in a
+-- Lua table (SDIFF in Redis 7.0 builds its result as a set: 0.2 µs a
+-- member). Else the bitmaps compute it (BITOP AND, OR, NOT; BITCOUNT), a
+-- SET group member set into a copy, an excluded SET's members cleared
+-- where the result has them.
 local dpre, ppre, zpre, cpre, stats, dnums = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local ttl, offset, count = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local mode, field = ARGV[4], ARGV[5]
@@ -150,58 +154,78 @@ local function union(g) -- a group of SETs as one key
   return t
 end
 
--- Either nums (document numbers, SET path) or res (a bitmap key).
-local nums, res
-if none then
-  nums = {}
-elseif #sgroups > 0 then
-  local keys = {}
-  for _, g in ipairs(sgroups) do keys[#keys + 1] = union(g) end
-  if #sex == 0 then
-    if #keys == 1 then nums = redis.call('SMEMBERS', keys[1]) else nums = redis.call('SINTER', unpack(keys)) end
-  else
-    local first = keys[1]
-    if #keys > 1 then
-      first = temp()
-      redis.call('SINTERSTORE', first, unpack(keys))
-    end
-    nums = redis.call('SDIFF', first, unpack(sex))
-  end
-  -- Keep the documents of every bitmap group and of no bitmap exclusion.
-  if #nums > 0 and (#bgroups > 0 or #bex > 0) then
-    local keep = {}
-    for i = 1, #nums do keep[i] = true end
-    local function test(key, got) -- got[i]: nums[i] is in posting key
-      if ptype[key] == 'string' then
-        local s = redis.call('GET', key)
-        for i = 1, #nums do
-          if keep[i] and has_bit(s, tonumber(nums[i])) then got[i] = true end
-        end
-      else
-        for i = 1, #nums, CHUNK do
-          local last = math.min(i + CHUNK - 1, #nums)
-          local r = redis.call('SMISMEMBER', key, unpack(nums, i, last))
-          for q = i, last do
-            if r[q - i + 1] == 1 then got[q] = true end
-          end
+-- filter returns the documents of nums (strings) and vals (the same as
+-- numbers) that are (want true) or are not (want false) in one of the
+-- postings keys: a bitmap's bits are tested in Lua (one GET), a SET's by
+-- SMISMEMBER, or by its members in a Lua table when it is the smaller.
+local byte = string.byte
+local function filter(nums, vals, keys, want)
+  local strs, inset = {}, nil
+  for _, key in ipairs(keys) do
+    if ptype[key] == 'string' then
+      strs[#strs + 1] = redis.call('GET', key) or ''
+    elseif redis.call('SCARD', key) * 2 < #nums then
+      -- A SET smaller than the candidates: its members looked up in Lua.
+      inset = inset or {}
+      local has = {}
+      for _, n in ipairs(redis.call('SMEMBERS', key)) do has[n] = true end
+      for i = 1, #nums do
+        if has[nums[i]] then inset[i] = true end
+      end
+    else
+      inset = inset or {}
+      for i = 1, #nums, CHUNK do
+        local last = math.min(i + CHUNK - 1, #nums)
+        local r = redis.call('SMISMEMBER', key, unpack(nums, i, last))
+        for j = i, last do
+          if r[j - i + 1] == 1 then inset[j] = true end
         end
       end
     end
+  end
+  local on, ov, ns = {}, {}, #strs
+  for i = 1, #nums do
+    local hit = inset ~= nil and inset[i] == true
+    if not hit then
+      local n = vals[i]
+      local r = n % 8
+      local b, m = (n - r) / 8 + 1, P2[r + 1]
+      for j = 1, ns do
+        local v = byte(strs[j], b)
+        if v and v % (m + m) >= m then
+          hit = true
+          break
+        end
+      end
+    end
+    if hit == want then
+      on[#on + 1] = nums[i]; ov[#ov + 1] = vals[i]
+    end
+  end
+  return on, ov
+end
+
+-- Either nums (document numbers, SET path; vals: as numbers) or res (a
+-- bitmap key).
+local nums, vals, res
+if none then
+  nums, vals = {}, {}
+elseif #sgroups > 0 then
+  local keys = {}
+  for _, g in ipairs(sgroups) do keys[#keys + 1] = union(g) end
+  if #keys == 1 then nums = redis.call('SMEMBERS', keys[1]) else nums = redis.call('SINTER', unpack(keys)) end
+  -- Keep the documents of every bitmap group and of no exclusion.
+  if #nums > 0 and (#bgroups > 0 or #sex > 0 or #bex > 0) then
+    vals = {}
+    for i = 1, #nums do vals[i] = nums[i] + 0 end
     for _, g in ipairs(bgroups) do
-      local got = {}
-      for _, key in ipairs(g) do test(key, got) end
-      for i = 1, #nums do keep[i] = keep[i] and got[i] == true end
+      if #nums == 0 then break end
+      nums, vals = filter(nums, vals, g, true)
     end
-    local out = {}
-    for _, key in ipairs(bex) do
-      local got = {}
-      test(key, got)
-      for i = 1, #nums do keep[i] = keep[i] and not got[i] end
-    end
-    for i = 1, #nums do
-      if keep[i] then out[#out + 1] = nums[i] end
-    end
-    nums = out
+    local ex = {}
+    for _, key in ipairs(sex) do ex[#ex + 1] = key end
+    for _, key in ipairs(bex) do ex[#ex + 1] = key end
+    if #ex > 0 and #nums > 0 then nums, vals = filter(nums, vals, ex, false) end
   end
 else
   -- Bitmaps: OR each group (its SETs' members set in), AND the groups,
@@ -234,12 +258,21 @@ else
       redis.call('BITOP', 'NOT', ex, ex)
       redis.call('BITOP', 'AND', res, res, ex)
     end
-    for _, key in ipairs(sex) do
-      local clear = {}
-      for _, n in ipairs(redis.call('SMEMBERS', key)) do
-        if tonumber(n) < len * 8 then clear[#clear + 1] = n end
+    if #sex > 0 and len > 0 then
+      -- Clear only the excluded documents that the result holds.
+      local bits, clear, seen = redis.call('GET', res), {}, {}
+      for _, key in ipairs(sex) do
+        for _, n in ipairs(redis.call('SMEMBERS', key)) do
+          local v = n + 0
+          local r = v % 8
+          local x, m = byte(bits, (v - r) / 8 + 1), P2[r + 1]
+          if x and x % (m + m) >= m and not seen[v] then
+            seen[v] = true
+            clear[#clear + 1] = n
+          end
+        end
       end
-      serr = serr or set_bits(res, clear, 0)
+      serr = set_bits(res, clear, 0)
     end
   end
 end
@@ -266,10 +299,11 @@ if mode == 'doc' and not sspec.desc then
   if res then
     sel = first_bits(res, want)
   else
-    local v = {}
-    for i, n in ipairs(nums) do v[i] = tonumber(n) end
-    sel = {}
-    for i, j in ipairs(top_k(#v, want, function(x, y) return v[x] < v[y] end, v)) do sel[i] = v[j] end
+    if not vals then
+      vals = {}
+      for i = 1, #nums do vals[i] = nums[i] + 0 end
+    end
+    sel = smallest(vals, want)
   end
   ids, ks, ns = fetch_entries(sel, sspec, dpre, dnums, true)
   order = {}
