@@ -416,17 +416,37 @@ local function smallest(v, k)
   return h
 end
 
--- push_entries appends the entries order[from..] to the LISTs lkey (IDs)
--- and kkey (sort keys).
-local function push_entries(lkey, kkey, s, ids, keys, ns, order, from)
-  local a, b = {}, {}
+-- entry_items appends to items the entries order[from..]: ID, sort key,
+-- ID, sort key, ... (a cached result's LIST after its head).
+local function entry_items(items, s, ids, keys, ns, order, from)
   for i = from, #order do
     local j = order[i]
-    a[#a + 1] = ids[j]; b[#b + 1] = entry_key(s, keys, ns, j)
-    if #a == CHUNK then
-      redis.call('RPUSH', lkey, unpack(a)); redis.call('RPUSH', kkey, unpack(b))
-      a, b = {}, {}
-    end
+    items[#items + 1] = ids[j]; items[#items + 1] = entry_key(s, keys, ns, j)
   end
-  if #a > 0 then redis.call('RPUSH', lkey, unpack(a)); redis.call('RPUSH', kkey, unpack(b)) end
+  return items
+end
+
+-- enc_spec encodes a sort spec as one string (each item's byte length,
+-- ':', the item); dec_spec decodes it, nil when s is not such a string.
+local function enc_spec(q)
+  local out = {}
+  for i, v in ipairs(q) do
+    v = tostring(v)
+    out[i] = #v .. ':' .. v
+  end
+  return table.concat(out)
+end
+
+local function dec_spec(s)
+  local q, pos = {}, 1
+  while pos <= #s do
+    local c = string.find(s, ':', pos, true)
+    local len = c and string.sub(s, pos, c - 1)
+    if not len or not string.match(len, '^%d+$') then return nil end
+    local n = tonumber(len)
+    q[#q + 1] = string.sub(s, c + 1, c + n)
+    pos = c + n + 1
+  end
+  if pos ~= #s + 1 then return nil end
+  return q
 end

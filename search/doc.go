@@ -101,6 +101,9 @@
 // Bitmap postings, index order (gseq) and <sid>:b came in
 // together: processes of earlier versions cannot read an index once a
 // posting is a bitmap, so upgrade every process of an index together.
+// A cached result is one LIST (earlier versions kept five keys): a Page
+// of a search that a process of an earlier version made answers
+// [ErrExpired], as after the cache TTL.
 //
 // # Guarantees
 //
@@ -148,16 +151,19 @@
 // (HINCRBY of gseq in shard 0's stats), and a [ByRelevance] search of a
 // sharded index first reads the whole index's statistics, each in one
 // more round trip, so that the order and scores are an unsharded index's.
-// Inside the script, a search makes a few SET commands (SMEMBERS, SINTER
-// or SDIFF, SUNIONSTORE per synonym group, SINTERSTORE before an
-// exclusion, SMISMEMBER where a SET is a synonym of a bitmap) or a few
-// bitmap commands (BITOP, BITCOUNT; BITPOS and GETRANGE for an
-// index-order page; a SET among them is read and set into a copy by
-// BITFIELD), one GET per bitmap that filters SET candidates, one HMGET
+// Inside the script, a search makes a few SET commands (SMEMBERS or
+// SINTER, SUNIONSTORE per synonym group; SCARD and then SMEMBERS or
+// SMISMEMBER per SET that filters the candidates, an exclusion or a
+// synonym of a bitmap) or a few bitmap commands (BITOP, BITCOUNT; BITPOS
+// and GETRANGE for an index-order page; a SET synonym is read and set into
+// a copy by BITFIELD, an excluded SET's members cleared where the result
+// has them), one GET per bitmap that filters SET candidates, one HMGET
 // of {tag}:di per 1,000 documents it reads the IDs of (in index order,
 // only the page's; by ID or [ByScores], every match's, plus one ZMSCORE
 // per weight and 1,000 documents; by a field or [ByRelevance]: one HMGET
-// per matching document, of its hash) and a few cache writes. A Page past
+// per matching document, of its hash) and its cache: one RPUSH and one
+// PEXPIRE, plus a SET, RENAME or BITOP and PEXPIRE of the rest's numbers
+// when the result has more than the page. A Page past
 // the cached entries reads, in index order, the next numbers (BITPOS and
 // GETRANGE, or the cached list) and only their IDs; in another order, the
 // first such Page makes the reads again for the whole rest.
@@ -174,13 +180,12 @@
 //	{tag}:d:<num>    HASH  "#id", "#n" (terms), "t:<term>" (count), "s:<field>" (sort value)
 //	{tag}:p:t:<term> SET or STRING (bitmap): the documents holding the term
 //	{tag}:z:<score>  ZSET  document number -> score
-//	{tag}:r:<sid>:l  LIST  cached result: document IDs in order (TTL); the
-//	                       search's first offset+count, all once a Page went past them
-//	{tag}:r:<sid>:k  LIST  their sort keys (TTL)
-//	{tag}:r:<sid>:n  STRING total (TTL)
+//	{tag}:r:<sid>:l  LIST  cached result (TTL): total; how to order the rest (mode, field,
+//	                       weights, BM25 statistics; "" when the entries are the whole
+//	                       result); then document ID and sort key of each entry in order:
+//	                       the search's first offset+count, all once a Page went past them
 //	{tag}:r:<sid>:s  STRING the matching document numbers "n,n,...", until ordered (TTL)
 //	{tag}:r:<sid>:b  STRING the same as a bitmap, when bitmaps computed the result
-//	{tag}:r:<sid>:q  LIST  how to order them (mode, field, weights, BM25 statistics), idem
 //	{tag}:once:<nonce> STRING reply record of an Add or Remove (retry window TTL)
 //
 // The u: namespace (see [Shard.Key]) is reserved. The scripts build the

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ria-go/ria"
 	"github.com/ria-go/ria/internal/redistest"
 	"github.com/ria-go/ria/search"
 )
@@ -62,9 +63,10 @@ func lazyPages(t *testing.T, b *redistest.Backend, bitmapMin int) {
 	x := lazyIndexOf(t, b, bitmapMin)
 	cache := b.Prefix + "{lazy}:r:"
 	rest := func(sid string) int64 {
-		return b.Client.Exists(ctx, cache+sid+":s", cache+sid+":b", cache+sid+":q").Val()
+		return b.Client.Exists(ctx, cache+sid+":s", cache+sid+":b").Val()
 	}
-	llen := func(sid string) int64 { return b.Client.LLen(ctx, cache+sid+":l").Val() }
+	// llen: the entries the cache holds (after its total and sort spec).
+	llen := func(sid string) int64 { return (b.Client.LLen(ctx, cache+sid+":l").Val() - 2) / 2 }
 	{
 		for name, opts := range map[string][]search.SearchOption{
 			"index":     nil,
@@ -82,7 +84,7 @@ func lazyPages(t *testing.T, b *redistest.Backend, bitmapMin int) {
 				require.NoError(t, err)
 				assert.Equal(t, full[2:5], r.IDs, "%s %q", name, q)
 				if len(full) > 5 {
-					assert.EqualValues(t, 2, rest(r.ID), "%s %q: the rest is kept unordered", name, q)
+					assert.EqualValues(t, 1, rest(r.ID), "%s %q: the rest is kept unordered", name, q)
 					assert.EqualValues(t, 5, llen(r.ID), "%s %q: only the search's entries are ordered", name, q)
 				} else {
 					assert.Zero(t, rest(r.ID), "%s %q: the whole result was ordered", name, q)
@@ -101,7 +103,7 @@ func lazyPages(t *testing.T, b *redistest.Backend, bitmapMin int) {
 				assert.Equal(t, full[4:], p.IDs, "%s %q", name, q)
 				assert.Equal(t, len(full), p.Total)
 				if name == "index" && len(full) > 5 {
-					assert.EqualValues(t, 2, rest(r.ID), "%s %q: the numbers stay for later pages", name, q)
+					assert.EqualValues(t, 1, rest(r.ID), "%s %q: the numbers stay for later pages", name, q)
 				} else {
 					assert.Zero(t, rest(r.ID), "%s %q: ordered once", name, q)
 				}
@@ -163,16 +165,53 @@ func TestSearch_lazyWrongTypes(t *testing.T) {
 			setup()
 			r, err := x.Search(ctx, "common", search.Limit(0, 2))
 			require.NoError(t, err)
-			for _, sfx := range []string{":l", ":k", ":n", ":s", ":q"} {
+			for _, sfx := range []string{":l", ":s"} {
 				require.NoError(t, b.Client.Rename(ctx, cache+r.ID+sfx, cache+sid+sfx).Err())
 			}
 		}, func() error {
 			_, err := x.Page(ctx, sid, 5, 5)
 			return err
 		},
+			redistest.KeyRole{Key: cache + sid + ":l", Type: "list", Role: "search cached result"},
 			redistest.KeyRole{Key: cache + sid + ":s", Type: "string", Role: "search cached result"},
-			redistest.KeyRole{Key: cache + sid + ":q", Type: "list", Role: "search cached result"},
+			redistest.KeyRole{Key: cache + sid + ":b", Type: "string", Role: "search cached result", Wrong: "hash"},
 			role,
 		)
+	})
+}
+
+// TestSearch_lazyCorrupt: a cached result whose total or sort spec is not
+// what the search wrote is reported by a Page, changing nothing.
+func TestSearch_lazyCorrupt(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		cache := b.Prefix + "{lazy}:r:"
+		for _, c := range []struct {
+			what  string
+			index int64
+			value string
+		}{
+			{"total", 0, "many"},
+			{"negative total", 0, "-1"},
+			{"sort spec past its end", 1, "2:id0:1:01:05:0"},
+			{"sort spec length", 1, "x:id"},
+			{"short sort spec", 1, "2:id"},
+		} {
+			b.Flush()
+			x := lazyIndex(t, b)
+			r, err := x.Search(ctx, "common", search.ByID(), search.Limit(0, 2))
+			require.NoError(t, err)
+			key := cache + r.ID + ":l"
+			require.NoError(t, b.Client.LSet(ctx, key, c.index, c.value).Err())
+			before := b.Snapshot()
+			_, err = x.Page(ctx, r.ID, 5, 5)
+			var kerr *ria.KeyError
+			if assert.ErrorAs(t, err, &kerr, c.what) {
+				assert.ErrorIs(t, err, ria.ErrCorrupt, c.what)
+				assert.Equal(t, key, kerr.Key, c.what)
+			}
+			assert.Equal(t, before, b.Snapshot(), "%s: nothing changed", c.what)
+		}
+		b.Flush()
 	})
 }

@@ -2,31 +2,30 @@
 -- TTL again (book 7.1.2: a search id kept 30 s for later pages). When the
 -- page goes past the entries search.lua ordered and the rest is still
 -- numbers (<sid>:s or <sid>:b), order the rest first (once) and append it
--- to the LISTs; in index order, append only as far as the page needs.
--- KEYS[1] <sid>:l ids LIST   KEYS[2] <sid>:k sort keys LIST   KEYS[3] <sid>:n total STRING
--- KEYS[4] <sid>:s result's document numbers STRING "n,n,..." (until ordered)   KEYS[5] <sid>:q sort spec LIST (idem)
--- KEYS[6] document HASH prefix   KEYS[7] score ZSET prefix   KEYS[8] HASH document number -> ID
--- KEYS[9] <sid>:b result's document numbers as a bitmap (instead of <sid>:s)
+-- to the LIST; in index order, append only as far as the page needs.
+-- KEYS[1] <sid>:l LIST: total, sort spec, then ID and sort key per entry (search.lua)
+-- KEYS[2] <sid>:s result's document numbers STRING "n,n,..." (until ordered)
+-- KEYS[3] <sid>:b result's document numbers as a bitmap (instead of <sid>:s)
+-- KEYS[4] document HASH prefix   KEYS[5] score ZSET prefix   KEYS[6] HASH document number -> ID
 -- ARGV[1] TTL ms   ARGV[2] offset   ARGV[3] count (0: only refresh)
 -- returns {-1} when the result has expired, else {total, {id, key, ...}}
-local lkey, kkey, nkey, skey, qkey, dpre, zpre, dnums = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
-local bkey = KEYS[9]
-local bad = check_types({lkey, 'list', 'search cached result', kkey, 'list', 'search cached result',
-  nkey, 'string', 'search cached result', skey, 'string', 'search cached result',
-  qkey, 'list', 'search cached result', bkey, 'string', 'search cached result'})
+local lkey, skey, bkey, dpre, zpre, dnums = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local bad = check_types({lkey, 'list', 'search cached result', skey, 'string', 'search cached result',
+  bkey, 'string', 'search cached result'})
 if bad then return bad end
-local total = redis.call('GET', nkey)
-if not total then return {-1} end
-if not string.match(total, '^%d+$') then
-  return key_error('CORRUPT', nkey, 'search cached result', string.format('%q', string.sub(total, 1, 40)), 'a count')
+local head = redis.call('LRANGE', lkey, 0, 1)
+if #head == 0 then return {-1} end
+local total = head[1]
+if not string.match(total, '^%d+$') or #head < 2 then
+  return key_error('CORRUPT', lkey, 'search cached result', string.format('%q', string.sub(total, 1, 40)), 'a count')
 end
 local ttl, offset, count = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local have = redis.call('LLEN', lkey)
+local have = math.floor((redis.call('LLEN', lkey) - 2) / 2)
 local q
 if count > 0 and offset + count > have and redis.call('EXISTS', skey, bkey) > 0 then
-  q = redis.call('LRANGE', qkey, 0, -1)
-  if #q < 4 then
-    return key_error('CORRUPT', qkey, 'search cached result', #q .. ' items', 'a sort spec')
+  q = dec_spec(head[2])
+  if not q or #q < 4 then
+    return key_error('CORRUPT', lkey, 'search cached result', string.format('%q', string.sub(head[2], 1, 40)), 'a sort spec')
   end
 end
 if q and q[1] == 'doc' then
@@ -38,7 +37,7 @@ if q and q[1] == 'doc' then
   bad = check_types({dnums, 'hash', 'search document numbers'})
   if bad then return bad end
   local last = -1
-  if have > 0 then last = tonumber(redis.call('LINDEX', kkey, -1)) or -1 end
+  if have > 0 then last = tonumber(redis.call('LINDEX', lkey, -1)) or -1 end
   local str, sorted, pos = redis.call('GET', skey), nil, 1
   if str then
     sorted = {}
@@ -63,7 +62,7 @@ if q and q[1] == 'doc' then
     if not ids then return ks end
     local order = {}
     for i = 1, #ids do order[i] = i end
-    push_entries(lkey, kkey, s, ids, ks, ns, order, 1)
+    call_chunked('RPUSH', lkey, entry_items({}, s, ids, ks, ns, order, 1))
     have = have + #ids
   end
 elseif q then
@@ -85,26 +84,21 @@ elseif q then
   end
   local ids, ks, ns = fetch_entries(nums, s, dpre, dnums, false)
   if not ids then return ks end
-  local seen = {}
-  for _, id in ipairs(redis.call('LRANGE', lkey, 0, -1)) do seen[id] = true end
+  local seen, cached = {}, redis.call('LRANGE', lkey, 2, -1)
+  for i = 1, #cached, 2 do seen[cached[i]] = true end
   local rest = {}
   for j = 1, #ids do
     if not seen[ids[j]] then rest[#rest + 1] = j end
   end
   table.sort(rest, make_less(s, ids, ks, ns))
-  push_entries(lkey, kkey, s, ids, ks, ns, rest, 1)
-  redis.call('DEL', skey, qkey, bkey)
+  call_chunked('RPUSH', lkey, entry_items({}, s, ids, ks, ns, rest, 1))
+  redis.call('DEL', skey, bkey)
 end
-redis.call('PEXPIRE', nkey, ttl)
 redis.call('PEXPIRE', lkey, ttl)
-redis.call('PEXPIRE', kkey, ttl)
 redis.call('PEXPIRE', skey, ttl)
-redis.call('PEXPIRE', qkey, ttl)
 redis.call('PEXPIRE', bkey, ttl)
 local out = {}
 if count > 0 then
-  local ids = redis.call('LRANGE', lkey, offset, offset + count - 1)
-  local ks = redis.call('LRANGE', kkey, offset, offset + count - 1)
-  for i = 1, #ids do out[#out + 1] = ids[i]; out[#out + 1] = ks[i] end
+  out = redis.call('LRANGE', lkey, 2 + 2 * offset, 1 + 2 * (offset + count))
 end
 return {tonumber(total), out}

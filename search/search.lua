@@ -19,12 +19,13 @@
 -- in order: by key (numbers numerically, strings by bytes), then by ID.
 -- Only the first offset+count entries are ordered (a bounded heap, or the
 -- first bits of a bitmap in index order), not the whole result. Writes
--- only its own cache and temporary keys it deletes: <sid>:n total;
--- <sid>:l ids and <sid>:k keys of the first offset+count entries in
--- order; and, when the result has more, the result's document numbers
--- (<sid>:s, a STRING "n,n,...", or <sid>:b, a bitmap) and <sid>:q its
--- sort spec (common.lua), from which page.lua orders the rest when a page
--- goes past <sid>:l.
+-- only its own cache and temporary keys it deletes: <sid>:l, a LIST of
+-- the total, the sort spec (common.lua's enc_spec; '' when the entries
+-- are the whole result), then ID and sort key of each of the first
+-- offset+count entries in order; and, when the result has more, the
+-- result's document numbers (<sid>:s, a STRING "n,n,...", or <sid>:b, a
+-- bitmap), from which page.lua takes or orders the rest when a page goes
+-- past the entries.
 --
 -- Postings are SETs or bitmaps (common.lua). When an AND-ed group holds
 -- SETs only, SINTER (or SMEMBERS) gives the candidates and the other
@@ -37,19 +38,17 @@
 local dpre, ppre, zpre, cpre, stats, dnums = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local ttl, offset, count = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local mode, field = ARGV[4], ARGV[5]
-local lkey, kkey, nkey, tpre = cpre .. ':l', cpre .. ':k', cpre .. ':n', cpre .. ':t:'
-local skey, qkey, bkey = cpre .. ':s', cpre .. ':q', cpre .. ':b'
+local lkey, skey, bkey, tpre = cpre .. ':l', cpre .. ':s', cpre .. ':b', cpre .. ':t:'
 
 local a = 7
 local groups, excl = {}, {}
 -- The cache keys are new (a fresh search ID) unless this is a re-send:
 -- one EXISTS, and their types checked only then.
-local fresh = redis.call('EXISTS', lkey, kkey, nkey, skey, qkey, bkey) == 0
+local fresh = redis.call('EXISTS', lkey, skey, bkey) == 0
 local spec = {dnums, 'hash', 'search document numbers'}
 if not fresh then
-  local cached = {lkey, 'list', 'search cached result', kkey, 'list', 'search cached result',
-    nkey, 'string', 'search cached result', skey, 'string', 'search cached result',
-    qkey, 'list', 'search cached result', bkey, 'string', 'search cached result'}
+  local cached = {lkey, 'list', 'search cached result', skey, 'string', 'search cached result',
+    bkey, 'string', 'search cached result'}
   for _, v in ipairs(cached) do spec[#spec + 1] = v end
 end
 local ptype = {} -- posting key -> 'none', 'set' or 'string'
@@ -282,10 +281,11 @@ if serr then
 end
 local total
 if res then total = redis.call('BITCOUNT', res) else total = #nums end
-if not fresh then redis.call('DEL', lkey, kkey, skey, qkey, bkey) end
-redis.call('SET', nkey, total, 'PX', ttl)
+if not fresh then redis.call('DEL', lkey, skey, bkey) end
 if total == 0 then
   done()
+  redis.call('RPUSH', lkey, 0, '')
+  redis.call('PEXPIRE', lkey, ttl)
   return {0, {}}
 end
 
@@ -321,13 +321,14 @@ else
 end
 if not ids then
   done()
-  redis.call('DEL', nkey)
   return ks
 end
-push_entries(lkey, kkey, sspec, ids, ks, ns, order, 1)
-redis.call('PEXPIRE', lkey, ttl); redis.call('PEXPIRE', kkey, ttl)
-if #order < total then
-  -- The rest, for page.lua: the numbers, and how to order them.
+-- The cache: total, the sort spec when the result has more than these
+-- entries, the entries; and the rest's numbers, for page.lua.
+local more = #order < total
+call_chunked('RPUSH', lkey, entry_items({total, more and enc_spec(q) or ''}, sspec, ids, ks, ns, order, 1))
+redis.call('PEXPIRE', lkey, ttl)
+if more then
   if res then
     if istemp[res] then
       redis.call('RENAME', res, bkey)
@@ -338,8 +339,6 @@ if #order < total then
   else
     redis.call('SET', skey, table.concat(nums, ','), 'PX', ttl)
   end
-  call_chunked('RPUSH', qkey, q)
-  redis.call('PEXPIRE', qkey, ttl)
 end
 done()
 local out = {}
