@@ -16,8 +16,9 @@
 --         length (terms, repeats included), n tokens, n x (token, count),
 --         m fields, m x (hash field, value), k scores, k x (name, score)
 -- A term's posting is a SET until it holds more than max(threshold,
--- seq/128) documents, then a bitmap (common.lua): smaller than a SET of
--- that many numbers (about 50 bytes each once past the intset encoding).
+-- seq/256) documents, then a bitmap (common.lua): at most 8 times the
+-- memory of an intset of that many numbers, read by a query in C rather
+-- than member by member in Lua (the package doc).
 -- Tag postings ('g:') stay SETs. A bitmap stays one; it goes with its
 -- last document.
 -- returns {documents added, documents replaced}
@@ -176,7 +177,7 @@ for tok, nums in pairs(rem) do
 end
 -- Adds; frequent terms' SETs become bitmaps (a SET's size is its size
 -- before the batch, plus what the batch added, less what it removed).
-local most = math.max(threshold, math.floor(nextnum / 128))
+local most = math.max(threshold, math.floor(nextnum / 256))
 for tok, nums in pairs(add) do
   local key = pkey[tok]
   if ptype[tok] == 'string' then

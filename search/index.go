@@ -37,10 +37,9 @@ var (
 	_ Client = (*redis.Ring)(nil)
 )
 
-// bitmapMin: a term's posting stays a SET up to 512 documents (Redis's
-// set-max-intset-entries default: 2 to 8 bytes a number), then becomes a
-// bitmap once that is smaller (add.lua).
-const bitmapMin = 512
+// bitmapMin: a term's posting stays a SET up to max(bitmapMin, seq/256)
+// documents, then becomes a bitmap (add.lua; the package doc says why).
+const bitmapMin = 256
 
 // Defaults and limits.
 const (
@@ -170,7 +169,7 @@ type Index struct {
 	ttl       time.Duration
 	limits    Limits
 	shards    []shardKeys
-	bitmapMin int // a term's SET becomes a bitmap past max(bitmapMin, seq/128) documents
+	bitmapMin int // a term's SET becomes a bitmap past max(bitmapMin, seq/256) documents
 }
 
 // New returns the index called name. Nothing reaches Redis.

@@ -200,3 +200,32 @@ func TestAdd_corruptCounter(t *testing.T) {
 		assert.Equal(t, before, b.Snapshot())
 	})
 }
+
+// TestPostings_threshold: with the production threshold a posting stays a
+// SET up to 256 documents and becomes a bitmap past them.
+func TestPostings_threshold(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		x := newIndex(t, b)
+		var docs []search.Document
+		for i := 1; i <= 257; i++ {
+			text := "common"
+			if i <= 256 {
+				text += " half"
+			}
+			docs = append(docs, search.Document{ID: "d" + strconv.Itoa(i), Text: text})
+		}
+		for c := range slices.Chunk(docs, 100) {
+			_, _, err := x.Add(ctx, c...)
+			require.NoError(t, err)
+		}
+		s := x.Shard(0)
+		assert.Equal(t, "string", b.Client.Type(ctx, s.TermKey("common")).Val(), "257 documents: a bitmap")
+		assert.Equal(t, "set", b.Client.Type(ctx, s.TermKey("half")).Val(), "256 documents: a SET")
+		r, err := x.Search(ctx, "common half")
+		require.NoError(t, err)
+		assert.Equal(t, 256, r.Total)
+		assert.Equal(t, []string{"d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10"}, r.IDs)
+		b.Flush()
+	})
+}
