@@ -89,17 +89,20 @@ end
 
 -- first_bits returns the first k numbers of the bitmap key above above
 -- (nil: from the start), ascending: BITPOS skips the empty bytes,
--- GETRANGE reads 1,024 bytes from the next set bit.
+-- GETRANGE reads from the next set bit, 64 bytes and twice as many each
+-- time after, up to 1,024 (a read copies the bytes several times on their
+-- way into Lua: about 1 µs per 1,000 bytes).
 local function first_bits(key, k, above)
-  local out, from = {}, math.floor(((above or -1) + 1) / 8)
+  local out, from, size = {}, math.floor(((above or -1) + 1) / 8), 64
   while #out < k do
     local p = redis.call('BITPOS', key, 1, from)
     if p < 0 then break end
     local b = math.floor(p / 8)
-    local s = redis.call('GETRANGE', key, b, b + 1023)
+    local s = redis.call('GETRANGE', key, b, b + size - 1)
     if s == '' then break end
     bits_of(s, b, out, k, above)
     from = b + #s
+    if size < 1024 then size = size * 2 end
   end
   return out
 end

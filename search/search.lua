@@ -155,14 +155,21 @@ end
 
 -- filter returns the documents of nums (strings) and vals (the same as
 -- numbers) that are (want true) or are not (want false) in one of the
--- postings keys: a bitmap's bits are tested in Lua (one GET), a SET's by
--- SMISMEMBER, or by its members in a Lua table when it is the smaller.
+-- postings keys: a bitmap's bits are tested in Lua (one GET; GETBIT per
+-- candidate when they are few), a SET's by SMISMEMBER, or by its members
+-- in a Lua table when it is the smaller.
 local byte = string.byte
 local function filter(nums, vals, keys, want)
-  local strs, inset = {}, nil
+  local strs, probe, inset = {}, {}, nil
   for _, key in ipairs(keys) do
     if ptype[key] == 'string' then
-      strs[#strs + 1] = redis.call('GET', key) or ''
+      -- A GET copies the whole bitmap into Lua (about 1 µs per 1,000
+      -- bytes); a few candidates are cheaper by GETBIT each (0.6 µs).
+      if #nums <= 32 and #nums * 512 < redis.call('STRLEN', key) then
+        probe[#probe + 1] = key
+      else
+        strs[#strs + 1] = redis.call('GET', key) or ''
+      end
     elseif redis.call('SCARD', key) * 2 < #nums then
       -- A SET smaller than the candidates: its members looked up in Lua.
       inset = inset or {}
@@ -195,6 +202,10 @@ local function filter(nums, vals, keys, want)
           hit = true
           break
         end
+      end
+      for j = 1, #probe do
+        if hit then break end
+        hit = redis.call('GETBIT', probe[j], n) == 1
       end
     end
     if hit == want then
