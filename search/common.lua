@@ -155,21 +155,33 @@ local function bless(x, y) -- x < y by bytes
   return #x < #y
 end
 
--- parse_spec reads a sort spec; weights name ZSETs under zpre.
+-- parse_spec reads a sort spec; weights name ZSETs under zpre. It returns
+-- nil for a spec that is not one search.lua writes (a corrupt cache).
+local MODES = {doc = true, id = true, num = true, text = true, z = true, rel = true}
 local function parse_spec(q, zpre)
   local s = {mode = q[1], field = q[2], desc = q[3] == '1', weights = {}, rel = {}, avglen = 0}
+  local k = tonumber(q[4])
+  if not MODES[s.mode] or not s.field or not k or k < 0 or k % 1 ~= 0 then return nil end
   local a = 5
-  for _ = 1, tonumber(q[4]) do
-    s.weights[#s.weights + 1] = {zpre .. q[a], tonumber(q[a + 1])}
+  for _ = 1, k do
+    local w = tonumber(q[a + 1])
+    if not q[a] or not w then return nil end
+    s.weights[#s.weights + 1] = {zpre .. q[a], w}
     a = a + 2
   end
   if s.mode == 'rel' then
     local r = tonumber(q[a]); a = a + 1
-    for i = 0, r - 1 do s.rel[#s.rel + 1] = {tok = q[a + i]} end
+    if not r or r < 0 or r % 1 ~= 0 then return nil end
+    for i = 0, r - 1 do
+      if not q[a + i] then return nil end
+      s.rel[#s.rel + 1] = {tok = q[a + i]}
+    end
     a = a + r
     local N, total = tonumber(q[a]), tonumber(q[a + 1])
+    if not N or not total then return nil end
     for i, t in ipairs(s.rel) do
       t.df = tonumber(q[a + 1 + i])
+      if not t.df then return nil end
       t.idf = math.log(1 + (N - t.df + 0.5) / (t.df + 0.5))
     end
     if N > 0 then s.avglen = total / N end

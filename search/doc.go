@@ -105,9 +105,9 @@
 // Bitmap postings, index order (gseq) and <sid>:b came in
 // together: processes of earlier versions cannot read an index once a
 // posting is a bitmap, so upgrade every process of an index together.
-// A cached result is one LIST (earlier versions kept five keys): a Page
-// of a search that a process of an earlier version made answers
-// [ErrExpired], as after the cache TTL.
+// A cached result is one LIST, <sid>:c (earlier versions kept <sid>:l,
+// :k, :n and :q): a Page of a search made by a process of another version
+// answers [ErrExpired], as after the cache TTL.
 //
 // # Guarantees
 //
@@ -161,7 +161,8 @@
 // synonym of a bitmap) or a few bitmap commands (BITOP, BITCOUNT; BITPOS
 // and GETRANGE for an index-order page; a SET synonym is read and set into
 // a copy by BITFIELD, an excluded SET's members cleared where the result
-// has them), one GET per bitmap that filters SET candidates, one HMGET
+// has them), one GET per bitmap that filters SET candidates (GETBIT per
+// candidate when they are few), one HMGET
 // of {tag}:di per 1,000 documents it reads the IDs of (in index order,
 // only the page's; by ID or [ByScores], every match's, plus one ZMSCORE
 // per weight and 1,000 documents; by a field or [ByRelevance]: one HMGET
@@ -184,7 +185,7 @@
 //	{tag}:d:<num>    HASH  "#id", "#n" (terms), "t:<term>" (count), "s:<field>" (sort value)
 //	{tag}:p:t:<term> SET or STRING (bitmap): the documents holding the term
 //	{tag}:z:<score>  ZSET  document number -> score
-//	{tag}:r:<sid>:l  LIST  cached result (TTL): total; how to order the rest (mode, field,
+//	{tag}:r:<sid>:c  LIST  cached result (TTL): total; how to order the rest (mode, field,
 //	                       weights, BM25 statistics; "" when the entries are the whole
 //	                       result); then document ID and sort key of each entry in order:
 //	                       the search's first offset+count, all once a Page went past them

@@ -41,7 +41,7 @@ type shardKeys struct {
 	setPrefix string
 	// scorePrefix + <name> is a ZSET: document number -> score.
 	scorePrefix string
-	// cachePrefix + <search ID> + ":l" | ":s" | ":b" are a
+	// cachePrefix + <search ID> + ":c" | ":s" | ":b" are a
 	// search's cached result (see the package doc's key schema), ":t:<i>"
 	// its temporary keys.
 	cachePrefix string

@@ -66,7 +66,7 @@ func lazyPages(t *testing.T, b *redistest.Backend, bitmapMin int) {
 		return b.Client.Exists(ctx, cache+sid+":s", cache+sid+":b").Val()
 	}
 	// llen: the entries the cache holds (after its total and sort spec).
-	llen := func(sid string) int64 { return (b.Client.LLen(ctx, cache+sid+":l").Val() - 2) / 2 }
+	llen := func(sid string) int64 { return (b.Client.LLen(ctx, cache+sid+":c").Val() - 2) / 2 }
 	{
 		for name, opts := range map[string][]search.SearchOption{
 			"index":     nil,
@@ -165,14 +165,14 @@ func TestSearch_lazyWrongTypes(t *testing.T) {
 			setup()
 			r, err := x.Search(ctx, "common", search.Limit(0, 2))
 			require.NoError(t, err)
-			for _, sfx := range []string{":l", ":s"} {
+			for _, sfx := range []string{":c", ":s"} {
 				require.NoError(t, b.Client.Rename(ctx, cache+r.ID+sfx, cache+sid+sfx).Err())
 			}
 		}, func() error {
 			_, err := x.Page(ctx, sid, 5, 5)
 			return err
 		},
-			redistest.KeyRole{Key: cache + sid + ":l", Type: "list", Role: "search cached result"},
+			redistest.KeyRole{Key: cache + sid + ":c", Type: "list", Role: "search cached result"},
 			redistest.KeyRole{Key: cache + sid + ":s", Type: "string", Role: "search cached result"},
 			redistest.KeyRole{Key: cache + sid + ":b", Type: "string", Role: "search cached result", Wrong: "hash"},
 			role,
@@ -196,12 +196,16 @@ func TestSearch_lazyCorrupt(t *testing.T) {
 			{"sort spec past its end", 1, "2:id0:1:01:05:0"},
 			{"sort spec length", 1, "x:id"},
 			{"short sort spec", 1, "2:id"},
+			{"weight count not a number", 1, "2:id0:1:01:x"},
+			{"missing weight", 1, "2:id0:1:01:11:v"},
+			{"unknown mode", 1, "2:xx0:1:01:0"},
+			{"relevance statistics cut short", 1, "3:rel0:1:01:01:11:t"},
 		} {
 			b.Flush()
 			x := lazyIndex(t, b)
 			r, err := x.Search(ctx, "common", search.ByID(), search.Limit(0, 2))
 			require.NoError(t, err)
-			key := cache + r.ID + ":l"
+			key := cache + r.ID + ":c"
 			require.NoError(t, b.Client.LSet(ctx, key, c.index, c.value).Err())
 			before := b.Snapshot()
 			_, err = x.Page(ctx, r.ID, 5, 5)

@@ -3,7 +3,7 @@
 -- page goes past the entries search.lua ordered and the rest is still
 -- numbers (<sid>:s or <sid>:b), order the rest first (once) and append it
 -- to the LIST; in index order, append only as far as the page needs.
--- KEYS[1] <sid>:l LIST: total, sort spec, then ID and sort key per entry (search.lua)
+-- KEYS[1] <sid>:c LIST: total, sort spec, then ID and sort key per entry (search.lua)
 -- KEYS[2] <sid>:s result's document numbers STRING "n,n,..." (until ordered)
 -- KEYS[3] <sid>:b result's document numbers as a bitmap (instead of <sid>:s)
 -- KEYS[4] document HASH prefix   KEYS[5] score ZSET prefix   KEYS[6] HASH document number -> ID
@@ -21,10 +21,11 @@ if not string.match(total, '^%d+$') or #head < 2 then
 end
 local ttl, offset, count = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local have = math.floor((redis.call('LLEN', lkey) - 2) / 2)
-local q
+local q, s
 if count > 0 and offset + count > have and redis.call('EXISTS', skey, bkey) > 0 then
   q = dec_spec(head[2])
-  if not q or #q < 4 then
+  s = q and parse_spec(q, zpre)
+  if not s then
     return key_error('CORRUPT', lkey, 'search cached result', string.format('%q', string.sub(head[2], 1, 40)), 'a sort spec')
   end
 end
@@ -33,7 +34,6 @@ if q and q[1] == 'doc' then
   -- next ones come from the numbers above the last entry's, as far as the
   -- page needs (a document removed since the search is left out); the
   -- numbers stay for later pages.
-  local s = parse_spec(q, zpre)
   bad = check_types({dnums, 'hash', 'search document numbers'})
   if bad then return bad end
   local last = -1
@@ -68,7 +68,6 @@ if q and q[1] == 'doc' then
 elseif q then
   -- Order the rest: the result's documents not among the first entries, by
   -- their sort keys now; a document removed since the search is left out.
-  local s = parse_spec(q, zpre)
   local spec = {dnums, 'hash', 'search document numbers'}
   for _, w in ipairs(s.weights) do
     spec[#spec + 1] = w[1]; spec[#spec + 1] = 'zset'; spec[#spec + 1] = 'search score'

@@ -229,3 +229,42 @@ func TestPostings_threshold(t *testing.T) {
 		b.Flush()
 	})
 }
+
+// TestPostings_corrupt: a SET posting holding something else than
+// document numbers fails every query shape that reads it with ErrCorrupt
+// naming it, its temporary keys deleted and nothing written.
+func TestPostings_corrupt(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		x := newIndex(t, b)
+		search.SetBitmapMin(x, 4)
+		var docs []search.Document
+		for i := 1; i <= 20; i++ {
+			text := "common"
+			if i%2 == 1 {
+				text += " odd"
+			}
+			if i == 3 || i == 12 {
+				text += " rare"
+			}
+			docs = append(docs, search.Document{ID: "d" + strconv.Itoa(i), Text: text})
+		}
+		_, _, err := x.Add(ctx, docs...)
+		require.NoError(t, err)
+		s := x.Shard(0)
+		require.Equal(t, "string", b.Client.Type(ctx, s.TermKey("common")).Val())
+		require.Equal(t, "set", b.Client.Type(ctx, s.TermKey("rare")).Val())
+		require.NoError(t, b.Client.SAdd(ctx, s.TermKey("rare"), "zz").Err())
+		for _, q := range []string{"rare", "rare common", "rare -odd", "common -rare", "common +rare", "odd common +rare -rare"} {
+			before := b.Snapshot()
+			_, err := x.Search(ctx, q)
+			var kerr *ria.KeyError
+			if assert.ErrorAs(t, err, &kerr, q) {
+				assert.ErrorIs(t, err, ria.ErrCorrupt, q)
+				assert.Equal(t, s.TermKey("rare"), kerr.Key, q)
+			}
+			assert.Equal(t, before, b.Snapshot(), "%s: nothing changed", q)
+		}
+		b.Flush()
+	})
+}

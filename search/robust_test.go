@@ -91,14 +91,14 @@ func TestWrongTypes(t *testing.T) {
 			setup()
 			r, err := x.Search(ctx, "redis")
 			require.NoError(t, err)
-			for _, sfx := range []string{":l"} {
+			for _, sfx := range []string{":c"} {
 				require.NoError(t, b.Client.Rename(ctx, cache+r.ID+sfx, cache+sid+sfx).Err())
 			}
 		}, func() error {
 			_, err := x.Page(ctx, sid, 1, 1)
 			return err
 		},
-			redistest.KeyRole{Key: cache + sid + ":l", Type: "list", Role: "search cached result"},
+			redistest.KeyRole{Key: cache + sid + ":c", Type: "list", Role: "search cached result"},
 		)
 	})
 }

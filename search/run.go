@@ -328,7 +328,7 @@ func (x *Index) page(ctx context.Context, sid string, skip, take, offset, count 
 	calls := make([]*script.Call, len(x.shards))
 	for i, k := range x.shards {
 		p := k.cachePrefix + sid
-		calls[i] = pageScript.Call([]string{p + ":l", p + ":s", p + ":b", k.docPrefix, k.scorePrefix, k.nums},
+		calls[i] = pageScript.Call([]string{p + ":c", p + ":s", p + ":b", k.docPrefix, k.scorePrefix, k.nums},
 			x.ttl.Milliseconds(), skip, take)
 	}
 	script.Send(ctx, x.rdb, calls)

@@ -19,7 +19,7 @@
 -- in order: by key (numbers numerically, strings by bytes), then by ID.
 -- Only the first offset+count entries are ordered (a bounded heap, or the
 -- first bits of a bitmap in index order), not the whole result. Writes
--- only its own cache and temporary keys it deletes: <sid>:l, a LIST of
+-- only its own cache and temporary keys it deletes: <sid>:c, a LIST of
 -- the total, the sort spec (common.lua's enc_spec; '' when the entries
 -- are the whole result), then ID and sort key of each of the first
 -- offset+count entries in order; and, when the result has more, the
@@ -30,7 +30,8 @@
 -- Postings are SETs or bitmaps (common.lua). When an AND-ed group holds
 -- SETs only, SINTER (or SMEMBERS) gives the candidates and the other
 -- groups and the exclusions filter them in Lua: a bitmap by its bits (one
--- GET), a SET by SMISMEMBER or, when it is the smaller, its members in a
+-- GET, or GETBIT per candidate when they are few), a SET by SMISMEMBER
+-- or, when it is the smaller, its members in a
 -- Lua table (SDIFF in Redis 7.0 builds its result as a set: 0.2 µs a
 -- member). Else the bitmaps compute it (BITOP AND, OR, NOT; BITCOUNT), a
 -- SET group member set into a copy, an excluded SET's members cleared
@@ -38,7 +39,7 @@
 local dpre, ppre, zpre, cpre, stats, dnums = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local ttl, offset, count = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local mode, field = ARGV[4], ARGV[5]
-local lkey, skey, bkey, tpre = cpre .. ':l', cpre .. ':s', cpre .. ':b', cpre .. ':t:'
+local lkey, skey, bkey, tpre = cpre .. ':c', cpre .. ':s', cpre .. ':b', cpre .. ':t:'
 
 local a = 7
 local groups, excl = {}, {}
@@ -218,83 +219,100 @@ end
 -- Either nums (document numbers, SET path; vals: as numbers) or res (a
 -- bitmap key).
 local nums, vals, res
-if none then
-  nums, vals = {}, {}
-elseif #sgroups > 0 then
-  local keys = {}
-  for _, g in ipairs(sgroups) do keys[#keys + 1] = union(g) end
-  if #keys == 1 then nums = redis.call('SMEMBERS', keys[1]) else nums = redis.call('SINTER', unpack(keys)) end
-  -- Keep the documents of every bitmap group and of no exclusion.
-  if #nums > 0 and (#bgroups > 0 or #sex > 0 or #bex > 0) then
-    vals = {}
-    for i = 1, #nums do vals[i] = nums[i] + 0 end
-    for _, g in ipairs(bgroups) do
-      if #nums == 0 then break end
-      nums, vals = filter(nums, vals, g, true)
-    end
-    local ex = {}
-    for _, key in ipairs(sex) do ex[#ex + 1] = key end
-    for _, key in ipairs(bex) do ex[#ex + 1] = key end
-    if #ex > 0 and #nums > 0 then nums, vals = filter(nums, vals, ex, false) end
-  end
-else
-  -- Bitmaps: OR each group (its SETs' members set in), AND the groups,
-  -- clear the exclusions.
-  local keys = {}
-  for _, g in ipairs(bgroups) do
-    if #g == 1 then
-      keys[#keys + 1] = g[1]
-    else
-      local t, bits, sets = temp(), {}, {}
-      for _, key in ipairs(g) do
-        if ptype[key] == 'string' then bits[#bits + 1] = key else sets[#sets + 1] = key end
-      end
-      redis.call('BITOP', 'OR', t, unpack(bits))
-      for _, key in ipairs(sets) do serr = serr or set_bits(t, redis.call('SMEMBERS', key), 1) end
-      keys[#keys + 1] = t
-    end
-  end
-  if #keys == 1 and #sex == 0 and #bex == 0 then
-    res = keys[1] -- read only
-  else
-    res = temp()
-    redis.call('BITOP', 'AND', res, unpack(keys))
-    local len = 0
-    if #bex > 0 or #sex > 0 then len = redis.call('STRLEN', res) end
-    if #bex > 0 and len > 0 then
-      local ex = temp()
-      redis.call('BITOP', 'OR', ex, unpack(bex))
-      if redis.call('STRLEN', ex) < len then redis.call('SETBIT', ex, len * 8 - 1, 0) end
-      redis.call('BITOP', 'NOT', ex, ex)
-      redis.call('BITOP', 'AND', res, res, ex)
-    end
-    if #sex > 0 and len > 0 then
-      -- Clear only the excluded documents that the result holds.
-      local bits, clear, seen = redis.call('GET', res), {}, {}
-      for _, key in ipairs(sex) do
-        for _, n in ipairs(redis.call('SMEMBERS', key)) do
-          local v = n + 0
-          local r = v % 8
-          local x, m = byte(bits, (v - r) / 8 + 1), P2[r + 1]
-          if x and x % (m + m) >= m and not seen[v] then
-            seen[v] = true
-            clear[#clear + 1] = n
-          end
+-- A posting holding something else than document numbers (written by
+-- someone else) fails the set operations: a Lua error or serr. fail then
+-- names the posting, once the temporary keys are gone.
+local function fail(err)
+  done()
+  for _, key in ipairs(postings) do
+    if ptype[key] == 'set' then
+      for _, m in ipairs(redis.call('SMEMBERS', key)) do
+        if not string.match(m, '^%d+$') then
+          return key_error('CORRUPT', key, 'search posting', string.format('%q', string.sub(m, 1, 40)), 'document numbers')
         end
       end
-      serr = set_bits(res, clear, 0)
     end
   end
+  if type(err) == 'table' then return err end
+  return redis.error_reply('ERR search: ' .. tostring(err))
 end
-if serr then
-  done()
-  return serr
-end
+local ok, perr = pcall(function()
+  if none then
+    nums, vals = {}, {}
+  elseif #sgroups > 0 then
+    local keys = {}
+    for _, g in ipairs(sgroups) do keys[#keys + 1] = union(g) end
+    if #keys == 1 then nums = redis.call('SMEMBERS', keys[1]) else nums = redis.call('SINTER', unpack(keys)) end
+    -- Keep the documents of every bitmap group and of no exclusion.
+    if #nums > 0 and (#bgroups > 0 or #sex > 0 or #bex > 0) then
+      vals = {}
+      for i = 1, #nums do vals[i] = nums[i] + 0 end
+      for _, g in ipairs(bgroups) do
+        if #nums == 0 then break end
+        nums, vals = filter(nums, vals, g, true)
+      end
+      local ex = {}
+      for _, key in ipairs(sex) do ex[#ex + 1] = key end
+      for _, key in ipairs(bex) do ex[#ex + 1] = key end
+      if #ex > 0 and #nums > 0 then nums, vals = filter(nums, vals, ex, false) end
+    end
+  else
+    -- Bitmaps: OR each group (its SETs' members set in), AND the groups,
+    -- clear the exclusions.
+    local keys = {}
+    for _, g in ipairs(bgroups) do
+      if #g == 1 then
+        keys[#keys + 1] = g[1]
+      else
+        local t, bits, sets = temp(), {}, {}
+        for _, key in ipairs(g) do
+          if ptype[key] == 'string' then bits[#bits + 1] = key else sets[#sets + 1] = key end
+        end
+        redis.call('BITOP', 'OR', t, unpack(bits))
+        for _, key in ipairs(sets) do serr = serr or set_bits(t, redis.call('SMEMBERS', key), 1) end
+        keys[#keys + 1] = t
+      end
+    end
+    if #keys == 1 and #sex == 0 and #bex == 0 then
+      res = keys[1] -- read only
+    else
+      res = temp()
+      redis.call('BITOP', 'AND', res, unpack(keys))
+      local len = 0
+      if #bex > 0 or #sex > 0 then len = redis.call('STRLEN', res) end
+      if #bex > 0 and len > 0 then
+        local ex = temp()
+        redis.call('BITOP', 'OR', ex, unpack(bex))
+        if redis.call('STRLEN', ex) < len then redis.call('SETBIT', ex, len * 8 - 1, 0) end
+        redis.call('BITOP', 'NOT', ex, ex)
+        redis.call('BITOP', 'AND', res, res, ex)
+      end
+      if #sex > 0 and len > 0 then
+        -- Clear only the excluded documents that the result holds.
+        local bits, clear, seen = redis.call('GET', res), {}, {}
+        for _, key in ipairs(sex) do
+          for _, n in ipairs(redis.call('SMEMBERS', key)) do
+            local v = n + 0
+            local r = v % 8
+            local x, m = byte(bits, (v - r) / 8 + 1), P2[r + 1]
+            if x and x % (m + m) >= m and not seen[v] then
+              seen[v] = true
+              clear[#clear + 1] = n
+            end
+          end
+        end
+        serr = serr or set_bits(res, clear, 0)
+      end
+    end
+  end
+end)
+if not ok then return fail(perr) end
+if serr then return fail(serr) end
 local total
 if res then total = redis.call('BITCOUNT', res) else total = #nums end
-if not fresh then redis.call('DEL', lkey, skey, bkey) end
 if total == 0 then
   done()
+  if not fresh then redis.call('DEL', lkey, skey, bkey) end
   redis.call('RPUSH', lkey, 0, '')
   redis.call('PEXPIRE', lkey, ttl)
   return {0, {}}
@@ -312,7 +330,10 @@ if mode == 'doc' and not sspec.desc then
   else
     if not vals then
       vals = {}
-      for i = 1, #nums do vals[i] = nums[i] + 0 end
+      ok, perr = pcall(function()
+        for i = 1, #nums do vals[i] = nums[i] + 0 end
+      end)
+      if not ok then return fail(perr) end
     end
     sel = smallest(vals, want)
   end
@@ -337,6 +358,7 @@ end
 -- The cache: total, the sort spec when the result has more than these
 -- entries, the entries; and the rest's numbers, for page.lua.
 local more = #order < total
+if not fresh then redis.call('DEL', lkey, skey, bkey) end -- a re-send's first run
 call_chunked('RPUSH', lkey, entry_items({total, more and enc_spec(q) or ''}, sspec, ids, ks, ns, order, 1))
 redis.call('PEXPIRE', lkey, ttl)
 if more then
