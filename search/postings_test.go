@@ -247,6 +247,9 @@ func TestPostings_corrupt(t *testing.T) {
 			if i == 3 || i == 12 {
 				text += " rare"
 			}
+			if i == 5 {
+				text += " solo"
+			}
 			docs = append(docs, search.Document{ID: "d" + strconv.Itoa(i), Text: text})
 		}
 		_, _, err := x.Add(ctx, docs...)
@@ -255,7 +258,7 @@ func TestPostings_corrupt(t *testing.T) {
 		require.Equal(t, "string", b.Client.Type(ctx, s.TermKey("common")).Val())
 		require.Equal(t, "set", b.Client.Type(ctx, s.TermKey("rare")).Val())
 		require.NoError(t, b.Client.SAdd(ctx, s.TermKey("rare"), "zz").Err())
-		for _, q := range []string{"rare", "rare common", "rare -odd", "common -rare", "common +rare", "odd common +rare -rare"} {
+		for _, q := range []string{"rare", "rare common", "rare -odd", "common -rare", "common +rare", "common +rare -solo", "odd common +rare -rare"} {
 			before := b.Snapshot()
 			_, err := x.Search(ctx, q)
 			var kerr *ria.KeyError
