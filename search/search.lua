@@ -31,11 +31,11 @@
 -- SETs only, SINTER (or SMEMBERS) gives the candidates and the other
 -- groups and the exclusions filter them in Lua: a bitmap by its bits (one
 -- GET, or GETBIT per candidate when they are few), a SET by SMISMEMBER
--- or, when it is the smaller, its members in a
--- Lua table (SDIFF in Redis 7.0 builds its result as a set: 0.2 µs a
--- member). Else the bitmaps compute it (BITOP AND, OR, NOT; BITCOUNT), a
--- SET group member set into a copy, an excluded SET's members cleared
--- where the result has them.
+-- or, when it is the smaller, its members in a Lua table (not SDIFF:
+-- Redis 7.0 builds its result as a set, 0.2 µs a member). Else the
+-- bitmaps compute it (BITOP AND, OR, NOT; BITCOUNT), a SET synonym's
+-- members set into a copy, an excluded SET's members cleared where the
+-- result has them.
 local dpre, ppre, zpre, cpre, stats, dnums = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local ttl, offset, count = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local mode, field = ARGV[4], ARGV[5]
