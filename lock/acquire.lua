@@ -35,6 +35,26 @@ local function fence_error()
   return check_int(fence, 'lock fence') or key_error('CORRUPT', fence, 'lock fence', 'an integer at its maximum', 'an integer')
 end
 
+-- A caller that takes the lock may keep a place in the queue from an
+-- earlier attempt of its wait (its TTL ran out, or the holder's); left
+-- there, it would let a release hand the lock back to it after its own
+-- hold ended. placed() checks the keys its leaving writes and returns a key
+-- error, or nil; leave() then takes the place out.
+local queued = false
+local function placed()
+  if ARGV[3] == '0' then return nil end -- a TryAcquire never queues
+  local n = redis.pcall('hexists', waiters, token)
+  if type(n) == 'table' then return check_type(waiters, 'hash', 'lock waiters') or n end
+  queued = n == 1
+  if queued then return check_type(queue, 'list', 'lock queue') end
+end
+local function leave()
+  if queued then
+    redis.call('hdel', waiters, token)
+    redis.call('lrem', queue, 1, token)
+  end
+end
+
 local cur = redis.pcall('get', owner)
 if type(cur) == 'table' then
   return fail(check_type(owner, 'string', 'lock owner') or cur)
@@ -45,19 +65,23 @@ if not cur then
     bad = check_type(grant, 'list', 'lock grant')
     if bad then return bad end
   end
+  bad = placed()
+  if bad then return fail(bad) end
   local ok, f = pcall(mint, fence)
   if not ok then return fail(fence_error()) end
   redis.call('set', owner, token, 'PX', ttl)
+  leave()
   return got(f)
 end
 if cur == token then
   -- ours already: a re-run after a lost reply, or handed over to us while
   -- we were not blocked on the grant key; nobody minted since
-  bad = check_type(grant, 'list', 'lock grant') or check_int(fence, 'lock fence')
+  bad = check_type(grant, 'list', 'lock grant') or check_int(fence, 'lock fence') or placed()
   if bad then return fail(bad) end
   redis.call('del', grant) -- a hand-over's fence
   local f = tonumber(redis.call('get', fence))
   if not f then f = mint(fence) end
+  leave()
   return got(f)
 end
 

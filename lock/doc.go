@@ -64,7 +64,10 @@
 //     TTL ends (plus a few ms of jitter), then try again. A waiter that dies
 //     keeps its place only until the end of its current blocking wait
 //     (bounded by the owner's TTL and its own wait, plus 2 s); a release
-//     skips expired places.
+//     skips expired places. A waiter that takes the lock by its own
+//     attempt (the holder's TTL ended) leaves the queue in the same
+//     script, so no later release hands the lock back to it once its own
+//     hold has ended.
 //   - [Lock.KeepAlive] cancels the holder's context as soon as the lock is
 //     known lost, with [ErrNotHeld] as cause, and stops extending when its
 //     ctx ends. [Locker.Do] returns an error wrapping [ErrNotHeld] whenever
@@ -284,7 +287,8 @@
 // holder's TTL ends (or a release hands the lock over), one more per
 // expired TTL or per 30 s. A waiter that gives up pays 1 to leave the
 // queue. With a ReadTimeout under about 260 ms there is no room for a
-// blocking read in a pipeline, and every wait is plain.
+// blocking read in a pipeline, and every wait is plain (a wake that a
+// plain wait reads, which stays on the grant list, costs 1 more to delete).
 //
 // # Redis Cluster
 //

@@ -221,3 +221,108 @@ func TestLocker_Do_outage(t *testing.T) {
 		returned.Sub(start).Round(time.Millisecond), doneAt.Sub(returned).Round(time.Millisecond), err)
 	assert.False(t, errors.Is(err, lock.ErrNotObtained))
 }
+
+// A waiter takes the lock when the holder's TTL ends (it finds it free):
+// it must leave the queue then. A place left there would let a later
+// release, after the new holder's own TTL ran out and someone else took
+// and released the lock, hand the lock back to it: a holder whose lock
+// expired would find it held again (Extend succeeding), or a crashed one
+// would strand the lock for its TTL.
+func TestLock_liveness_takenFreeLeavesQueue(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		locker := newLocker(b)
+		_, err := locker.TryAcquire(ctx, "job", time.Minute)
+		require.NoError(t, err)
+		w := locker.NewLockForTest("job", time.Minute)
+		ok, err := w.AttemptForTest(ctx, 20*time.Second)
+		require.NoError(t, err)
+		require.False(t, ok)
+		require.True(t, b.Client.HExists(ctx, keyOf(b, "job", "waiters"), w.Token()).Val(), "queued")
+
+		expireNow(t, b, ownerKey(b, "job")) // the holder's TTL ends
+		ok, err = w.AttemptForTest(ctx, 20*time.Second)
+		require.NoError(t, err)
+		require.True(t, ok, "free: taken")
+		assert.False(t, b.Client.HExists(ctx, keyOf(b, "job", "waiters"), w.Token()).Val(), "its place is gone")
+		assert.NotContains(t, b.Client.LRange(ctx, keyOf(b, "job", "queue"), 0, -1).Val(), w.Token())
+
+		expireNow(t, b, ownerKey(b, "job")) // its own TTL ends in turn
+		other, err := locker.TryAcquire(ctx, "job", time.Minute)
+		require.NoError(t, err)
+		require.NoError(t, other.Release(ctx))
+		assert.Empty(t, owner(t, b, "job"), "released to nobody")
+		assert.ErrorIs(t, w.Extend(ctx, time.Minute), lock.ErrNotHeld, "its hold ended with its TTL")
+
+		// Through Acquire: a waiter blocked behind a holder that crashed.
+		_, err = locker.TryAcquire(ctx, "job", 300*time.Millisecond)
+		require.NoError(t, err)
+		done := make(chan acquired, 1)
+		go func() {
+			l, err := locker.Acquire(ctx, "job", time.Minute, lock.WithWait(20*time.Second))
+			done <- acquired{0, l, err}
+		}()
+		waitForWaiters(t, b, "job", 1)
+		b.FastForward(400 * time.Millisecond)
+		r := <-done
+		require.NoError(t, r.err)
+		assert.Zero(t, b.Client.HLen(ctx, keyOf(b, "job", "waiters")).Val(), "no place left")
+		require.NoError(t, r.l.Release(ctx))
+	})
+}
+
+// A waiter whose client leaves no room for pipelined rounds (a read
+// timeout under 260 ms) waits by plain BLMOVEs, which leave what they pop
+// on the grant list. A release that finds its place expired wakes it with
+// an empty value: the waiter must take the wake off the list, or every
+// later plain wait finds it at once and the waiter spins (thousands of
+// attempts a second) until the list expires.
+func TestLock_liveness_plainWake(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		const ttl = time.Minute
+		holderLk := newLocker(b)
+		holder, err := holderLk.TryAcquire(ctx, "job", ttl)
+		require.NoError(t, err)
+		rdb, _ := b.NewClient(func(o *redis.UniversalOptions) { o.ReadTimeout = 200 * time.Millisecond })
+		late := must(lock.New(rdb, lock.WithPrefix(b.Prefix)))
+		w := late.NewLockForTest("job", ttl)
+		grant := keyOf(b, "job", "grant:"+w.Token())
+		var attempts, queued atomic.Int64
+		var next *lock.Lock
+		late.SetHookForTest(func(e string) {
+			switch e {
+			case "attempt":
+				attempts.Add(1)
+			case "queued":
+				switch queued.Add(1) {
+				case 1:
+					// Its place expires; another waiter queues behind it;
+					// the holder releases: the lock goes to the other
+					// waiter, and the late one is woken.
+					require.NoError(t, b.Client.HSet(context.Background(), keyOf(b, "job", "waiters"), w.Token(), "1 60000").Err())
+					next = holderLk.NewLockForTest("job", ttl)
+					ok, err := next.AttemptForTest(context.Background(), 30*time.Second)
+					require.NoError(t, err)
+					require.False(t, ok)
+					if err := holder.Release(context.Background()); err != nil {
+						t.Errorf("release: %v", err)
+					}
+				case 2:
+					// Woken, it attempted again and queued again: the wake
+					// is off its grant list. Then the new holder releases
+					// and hands the lock to it.
+					assert.Zero(t, b.Client.LLen(context.Background(), grant).Val(), "the wake was taken off the grant list")
+					if err := next.Release(context.Background()); err != nil {
+						t.Errorf("release: %v", err)
+					}
+				}
+			}
+		})
+		l, err := late.AcquireForTest(ctx, w, lock.WithWait(30*time.Second))
+		require.NoError(t, err)
+		assert.Equal(t, w.Token(), owner(t, b, "job"))
+		assert.Equal(t, int64(2), attempts.Load(), "one attempt before the wake, one after: no spin")
+		require.NoError(t, l.Release(ctx))
+	})
+}

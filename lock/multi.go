@@ -26,15 +26,16 @@ func (m *Multi) Locks() []*Lock { return slices.Clone(m.locks) }
 // one cannot be had. [WithWait] bounds the whole acquisition; WithWait(0)
 // tries each once. The locks live in several Cluster slots (one per name),
 // so taking them is not one atomic step: another caller may hold some of
-// them for a moment while it fails to get the rest. Once all are held, the
-// ones taken before the last wait are extended to a full ttl again (one
-// round trip each), so no lock of the set is left with less than the
-// others.
+// them for a moment while it fails to get the rest. Once all are held,
+// if taking them lasted more than a tenth of ttl (a wait), the earlier
+// ones are extended to a full ttl again (one round trip each): every lock
+// of the set has about 0.9 ttl or more left when AcquireAll returns.
 //
 // Round trips: one acquisition per name (1 each when free), plus one
-// extension per earlier name when the acquisition had to wait. It returns
-// [ErrNotObtained] (joined as Acquire's) naming the lock it could not get;
-// duplicate names count once; no name, more than [MaxMulti], or a bad name
+// extension per earlier name when taking them lasted more than ttl/10. It
+// returns [ErrNotObtained] (joined as Acquire's) naming the lock it could
+// not get; duplicate names count once; no name, more than [MaxMulti], or a
+// bad name
 // or ttl is an error.
 func (lk *Locker) AcquireAll(ctx context.Context, names []string, ttl time.Duration, opts ...AcquireOption) (*Multi, error) {
 	sorted := slices.Compact(slices.Sorted(slices.Values(names)))

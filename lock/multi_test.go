@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -100,10 +101,16 @@ func TestAcquireAll_allOrNone(t *testing.T) {
 		require.NoError(t, m.Release(ctx))
 		assert.ErrorIs(t, m.Release(ctx), lock.ErrNotHeld)
 
-		for _, bad := range [][]string{nil, {""}, {"a{b"}, make([]string, lock.MaxMulti+1)} {
+		many := make([]string, lock.MaxMulti+1)
+		for i := range many {
+			many[i] = "n" + strconv.Itoa(i)
+		}
+		for _, bad := range [][]string{nil, {""}, {"a{b"}, many} {
 			_, err := lk.AcquireAll(ctx, bad, time.Minute)
 			assert.Error(t, err, "%q", bad)
 		}
+		_, err = lk.AcquireAll(ctx, many, time.Minute)
+		assert.EqualError(t, err, fmt.Sprintf("lock: acquire all: %d names: want 1 to %d", lock.MaxMulti+1, lock.MaxMulti))
 		_, err = lk.AcquireAll(ctx, []string{"a"}, 0)
 		assert.Error(t, err)
 		assert.Error(t, lk.DoAll(ctx, []string{"a"}, time.Minute, nil))

@@ -59,11 +59,16 @@ if score and tonumber(score) > now then
     waiters, 'hash', 'semaphore waiters'}) or check_int(seq, 'semaphore seq')
   if bad then return fail(bad) end
   local s = tonumber(redis.call('LINDEX', grant, 0) or '')
+  if not s then
+    local ok, m = pcall(mint, seq) -- the first write: fails changing nothing
+    if not ok then return fail(seq_error()) end
+    s = m
+  end
   if redis.call('HDEL', waiters, id) == 1 then
     redis.call('LREM', queue, 1, id)
   end
   redis.call('DEL', grant)
-  return got(s or mint(seq))
+  return got(s)
 end
 
 local live = redis.call('ZCOUNT', holders, '(' .. string.format('%d', now), '+inf')

@@ -168,7 +168,8 @@
 // permit over), one more per deadline passed or per 30 s. A waiter that
 // gives up pays 1 to leave the queue. With a ReadTimeout under about 260 ms
 // there is no room for a blocking read in a pipeline, and every wait is
-// plain.
+// plain (a wake that a plain wait reads, which stays on the grant list,
+// costs 1 more to delete).
 //
 // # Redis Cluster
 //

@@ -144,6 +144,20 @@ func TestSemaphore_corruptSeq(t *testing.T) {
 			assert.True(t, errors.Is(err, ria.ErrCorrupt), "%v", err)
 			assert.Equal(t, before, b.Snapshot(), "nothing changed (%s)", v)
 			b.Flush()
+
+			// A re-run of an attempt that took a permit (its reply lost,
+			// no hand-over on its grant list) mints again.
+			p := s.NewPermitForTest("again")
+			ok, err = p.AttemptForTest(ctx, 0)
+			require.NoError(t, err)
+			require.True(t, ok)
+			require.NoError(t, b.Client.Set(ctx, seq, v, 0).Err())
+			require.NoError(t, b.Client.RPush(ctx, key(b, "sem", "grant:again"), "").Err())
+			before = b.Snapshot()
+			_, err = p.AttemptForTest(ctx, 0)
+			assert.True(t, errors.Is(err, ria.ErrCorrupt), "%v", err)
+			assert.Equal(t, before, b.Snapshot(), "nothing changed (%s)", v)
+			b.Flush()
 		}
 	})
 }

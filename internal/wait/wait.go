@@ -297,6 +297,13 @@ func (q *queuer) plainWait(ctx context.Context, d time.Duration) round {
 	if r.err != nil && ctx.Err() == nil {
 		r.err = q.popErr(ctx, r.err)
 	}
+	if r.err == nil && r.got && r.val == "" {
+		// A wake: Pop left it on the list, where every later plain wait
+		// would find it at once (a spin until the list expires). A grant
+		// pushed meanwhile stays. Should this fail, the next round's
+		// attempt meets the same trouble and reports it.
+		_ = q.c.Do(ctx, "lrem", q.t.GrantKey, 0, "").Err()
+	}
 	return r
 }
 
