@@ -33,8 +33,9 @@ const nShards = 32
 // A process that crashes loses what it added since its last flush: at most
 // one interval of increments (plus those of flushes that failed and were
 // being retried). A flush whose reply is lost is sent again, at the next
-// flush, with the same reply record, so it counts once; after the record's
-// lifetime (the client's retry window plus 1 min) a flush that may have
+// flush, with the same reply record, so it counts once; 1 min after it was
+// first sent (its record lives for the client's retry window plus 1 min,
+// and a re-send may take a retry window to arrive) a flush that may have
 // run is given up and its increments are counted in [BatcherStats.Unknown].
 //
 // It is safe for concurrent use.
@@ -47,16 +48,25 @@ type Batcher struct {
 	closing chan struct{}
 	once    sync.Once
 
-	flushMu sync.Mutex
+	window time.Duration // how long go-redis may re-send one flush
+	now    func() time.Time
+
+	flushMu sync.Mutex // one flush at a time
 	retry   []*pending // flushes that failed without a reply, oldest first
 
-	counted, dropped, unknown atomic.Int64
+	// mu guards the outcome totals. A flush moves amounts from the shards
+	// to flushing, and from flushing to an outcome, under it (and Stats
+	// reads them under it), so each increment is in one outcome at a time.
+	mu                        sync.Mutex
+	counted, dropped, unknown int64
+	flushing                  int64 // taken from the shards, not yet settled (retries included)
 }
 
 type shard struct {
-	mu sync.Mutex
-	m  map[string]int64
-	_  [48]byte // keep shards on their own cache lines
+	mu    sync.Mutex
+	m     map[string]int64
+	total int64    // the sum of |n| over m
+	_     [40]byte // keep shards on their own cache lines
 }
 
 // pending is one counter update a flush sent and must send again.
@@ -84,8 +94,8 @@ func (c *Counters) Batcher(opts ...LoopOption) (*Batcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Batcher{c: c, o: o, closing: make(chan struct{}),
-		ttl: min(script.ReplayWindow(c.rdb), 5*time.Minute) + time.Minute}
+	w := min(script.ReplayWindow(c.rdb), 5*time.Minute)
+	b := &Batcher{c: c, o: o, closing: make(chan struct{}), window: w, ttl: w + time.Minute, now: time.Now}
 	for i := range b.shards {
 		b.shards[i].m = map[string]int64{}
 	}
@@ -113,31 +123,30 @@ func (b *Batcher) Add(name string, n int64) error {
 	if b.closed.Load() {
 		return ErrClosed
 	}
-	sum := s.m[name] + n
+	old := s.m[name]
+	sum := old + n
 	if sum > MaxDelta || sum < -MaxDelta {
 		return fmt.Errorf("counters: add %q: %w", name, ErrOverflow)
 	}
 	s.m[name] = sum
+	s.total += abs(sum) - abs(old)
 	return nil
 }
 
-// Stats returns the counts of increments by outcome so far.
+// Stats returns the counts of increments by outcome so far. Each increment
+// is in exactly one outcome at any instant, and Stats does not wait for a
+// flush in progress (its increments are Pending until it ends).
 func (b *Batcher) Stats() BatcherStats {
-	var p int64
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	p := b.flushing
 	for i := range b.shards {
 		s := &b.shards[i]
 		s.mu.Lock()
-		for _, n := range s.m {
-			p += abs(n)
-		}
+		p += s.total
 		s.mu.Unlock()
 	}
-	b.flushMu.Lock()
-	for _, r := range b.retry {
-		p += abs(r.n)
-	}
-	b.flushMu.Unlock()
-	return BatcherStats{Counted: b.counted.Load(), Dropped: b.dropped.Load(), Unknown: b.unknown.Load(), Pending: p}
+	return BatcherStats{Counted: b.counted, Dropped: b.dropped, Unknown: b.unknown, Pending: p}
 }
 
 func abs(n int64) int64 { return max(n, -n) }
@@ -146,7 +155,8 @@ func abs(n int64) int64 { return max(n, -n) }
 // in one pipeline. It returns an error if some could not be written: one
 // that retrying cannot mend (a *ria.KeyError, [ErrOverflow]: those
 // increments are dropped) or one wrapping ria.ErrOutcomeUnknown (those are
-// kept and sent again, with their reply records, by the next flush).
+// kept and sent again, with their reply records, by the next flush). The
+// failure of one update never keeps the others from being sent.
 func (b *Batcher) Flush(ctx context.Context) error {
 	b.flushMu.Lock()
 	defer b.flushMu.Unlock()
@@ -158,21 +168,29 @@ func (b *Batcher) Flush(ctx context.Context) error {
 			fresh[p.name] = p
 		}
 	}
+	var taken [nShards]map[string]int64
+	b.mu.Lock()
 	for i := range b.shards {
 		s := &b.shards[i]
 		s.mu.Lock()
-		m := s.m
-		if len(m) == 0 {
-			s.mu.Unlock()
-			continue
+		if len(s.m) > 0 {
+			taken[i] = s.m
+			s.m = make(map[string]int64, len(s.m))
+			b.flushing += s.total
+			s.total = 0
 		}
-		s.m = make(map[string]int64, len(m))
 		s.mu.Unlock()
+	}
+	b.mu.Unlock()
+	var cancelled int64 // increments of opposite signs that cancel out
+	for _, m := range taken {
 		for name, n := range m {
 			if n == 0 {
 				continue
 			}
-			if p := fresh[name]; p != nil {
+			// Merge only while the sum stays a valid update.
+			if p := fresh[name]; p != nil && abs(p.n+n) <= MaxDelta {
+				cancelled += abs(p.n) + abs(n) - abs(p.n+n)
 				p.n, p.call = p.n+n, nil
 				continue
 			}
@@ -181,53 +199,72 @@ func (b *Batcher) Flush(ctx context.Context) error {
 			batch = append(batch, p)
 		}
 	}
+	if cancelled != 0 {
+		b.mu.Lock()
+		b.flushing -= cancelled
+		b.mu.Unlock()
+	}
 	if len(batch) == 0 {
 		return nil
 	}
-	now := time.Now()
-	var errs []error
-	kept := batch[:0]
+	now := b.now()
+	var (
+		errs                      []error
+		counted, dropped, unknown int64
+		sent                      = batch[:0]
+	)
 	for _, p := range batch {
 		if p.maybeRan && now.After(p.until) {
 			// Its reply record may be gone: sending it again could count twice.
-			b.unknown.Add(abs(p.n))
-			errs = append(errs, fmt.Errorf("counters: add %q: %w: gave up after %v", p.name, ria.ErrOutcomeUnknown, b.ttl))
+			unknown += abs(p.n)
+			errs = append(errs, fmt.Errorf("counters: add %q: %w: gave up after %v", p.name, ria.ErrOutcomeUnknown, b.ttl-b.window))
 			continue
 		}
-		kept = append(kept, p)
-	}
-	batch = kept
-	calls := make([]*script.Call, len(batch))
-	for i, p := range batch {
 		if p.call == nil || now.After(p.until) {
 			k, args, err := b.c.updateCall("add", p.name, p.n, "")
 			if err != nil {
-				return err
+				dropped += abs(p.n)
+				errs = append(errs, err)
+				continue
 			}
 			p.call = updateScript.Prepare(b.c.keys.Once(p.name), b.ttl, k, args...)
-			p.until = now.Add(b.ttl - time.Second)
+			// The record lives ttl from its write, at or after now; a
+			// re-send started before until, and re-sent by go-redis for up
+			// to its retry window, still finds it.
+			p.until = now.Add(b.ttl - b.window - time.Second)
 		}
+		sent = append(sent, p)
+	}
+	calls := make([]*script.Call, len(sent))
+	for i, p := range sent {
 		calls[i] = p.call
 	}
-	script.Send(ctx, b.c.rdb, calls)
-	for i, p := range batch {
+	if len(calls) > 0 {
+		script.Send(ctx, b.c.rdb, calls)
+	}
+	for i, p := range sent {
 		err := calls[i].Err
 		if err == nil {
 			if _, err = updateScript.AsInt64(calls[i].Val); err == nil {
-				b.counted.Add(abs(p.n))
+				counted += abs(p.n)
 				continue
 			}
 		}
 		err = b.c.updateErr("add", p.name, err)
+		errs = append(errs, err)
 		if !transient(err) {
-			b.dropped.Add(abs(p.n))
-			errs = append(errs, err)
+			dropped += abs(p.n)
 			continue
 		}
 		p.maybeRan = p.maybeRan || mayHaveRun(err)
 		b.retry = append(b.retry, p)
-		errs = append(errs, err)
 	}
+	b.mu.Lock()
+	b.flushing -= counted + dropped + unknown
+	b.counted += counted
+	b.dropped += dropped
+	b.unknown += unknown
+	b.mu.Unlock()
 	return errors.Join(errs...)
 }
 

@@ -18,8 +18,9 @@ import (
 
 var (
 	// ErrInvalid is wrapped by every error about a bad argument: an empty or
-	// malformed name, an unknown precision, a value out of range, a NaN.
-	// Nothing reached Redis.
+	// malformed name, an unknown precision, a value out of range, a NaN
+	// (nothing reached Redis), or a time more than [MaxAhead] after the
+	// clock (refused by the script, before any write: nothing changed).
 	ErrInvalid = errors.New("counters: invalid argument")
 	// ErrOverflow is returned when an update would take a count out of
 	// ±[MaxDelta] or a statistic to ±Inf. Nothing was written.
@@ -67,6 +68,14 @@ var (
 	_ Client = (*redis.ClusterClient)(nil)
 	_ Client = (*redis.Ring)(nil)
 )
+
+// MaxAhead is how far after the clock (the Redis server's TIME, or the
+// [WithClock] clock) the time of [Counters.UpdateAt] and [Stats.UpdateAt]
+// may be: a later time is refused with an error wrapping [ErrInvalid], as
+// its sample would outlive the retention, or its hour would make the
+// current hour's updates fail. It leaves room for clients whose clocks run
+// a little ahead of the server's.
+const MaxAhead = time.Minute
 
 // Precision is one time resolution of a counter: its samples count what
 // happened in slices of Step, and a cleaner keeps the last Samples of them.
@@ -231,9 +240,15 @@ func (c *Counters) Update(ctx context.Context, name string, n int64) error {
 // precision whose slice of at is older than its retention (its last
 // Samples slices up to now, by the server's clock or [WithClock]) or was
 // already cleaned is left alone: UpdateAt returns those precisions as
-// skipped, and counts at the others. Errors as [Counters.Update].
+// skipped, and counts at the others (when every precision is skipped it
+// writes nothing). A time more than [MaxAhead] after the clock is an error
+// wrapping [ErrInvalid], and nothing changes. Other errors as
+// [Counters.Update].
 func (c *Counters) UpdateAt(ctx context.Context, name string, n int64, at time.Time) (skipped []time.Duration, err error) {
 	mask, err := c.update(ctx, "update", name, n, strconv.FormatInt(at.Unix(), 10))
+	if redisCode(err) == "AHEAD" {
+		return nil, invalid("update", "counter %q: time %s: more than %v after the clock", name, at.UTC().Format(time.RFC3339), MaxAhead)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -270,10 +285,7 @@ func (c *Counters) updateCall(op, name string, n int64, at string) ([]string, []
 	if n > MaxDelta || n < -MaxDelta {
 		return nil, nil, invalid(op, "counter %q: n %d: must be within ±%d", name, n, int64(MaxDelta))
 	}
-	if at == "" && c.now != nil {
-		at = strconv.FormatInt(c.now().Unix(), 10)
-	}
-	now := ""
+	now := "" // with at "" too, the script counts at now and reads no watermark
 	if c.now != nil {
 		now = strconv.FormatInt(c.now().Unix(), 10)
 	}

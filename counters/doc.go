@@ -38,7 +38,9 @@
 //     everything is deleted: an update never writes below it, so a cleaned
 //     slice never comes back half-filled, and an UpdateAt older than the
 //     retention is skipped at that precision (and reported) instead of
-//     being counted and deleted later. Deleting is bounded: at most 1000
+//     being counted and deleted later; one skipped at every precision
+//     writes nothing. A time more than [MaxAhead] (1 min) after the clock
+//     is refused (see Limits). Deleting is bounded: at most 1000
 //     samples per precision per script, slice by slice from the
 //     watermark, or by reading the samples when there are fewer.
 //     [Counters.Delete] drops one counter (samples and name) at once.
@@ -101,9 +103,15 @@
 //     increments, plus any flush being retried. Increments are counted in
 //     the slice of the flush that writes them, at most an interval late.
 //     A flush that gets no reply is sent again with its reply record for
-//     as long as the record lives (the client's retry window plus 1 min);
-//     after that its increments are given up and counted in
-//     [BatcherStats.Unknown].
+//     1 min after it was first sent: the record lives for the client's
+//     retry window plus 1 min, and go-redis may take a retry window to
+//     deliver a re-send. After that its increments are given up and
+//     counted in [BatcherStats.Unknown]. An update kept from a flush that
+//     could not connect takes new increments of its counter as long as
+//     the sum stays within ±[MaxDelta] (the rest go in an update of their
+//     own), and the failure of one update never stops the rest of a
+//     flush. [Batcher.Stats] counts each increment in exactly one outcome
+//     and does not wait for a flush.
 //   - Each Batcher flush leaves a reply record of a few dozen bytes per
 //     counter for the client's retry window (about 52 s with go-redis's
 //     defaults). Update and Stats.Update leave none.
@@ -129,6 +137,14 @@
 //   - [Counters.Names] and the cleaner SCAN the whole keyspace of every
 //     node (about one round trip per 1000 keys, all keys counted); keep
 //     counters in a database of their own if it holds many other keys.
+//   - [Counters.UpdateAt] and [Stats.UpdateAt] refuse a time more than
+//     [MaxAhead] (1 min) after the clock (the server's TIME, or
+//     [WithClock]) with an error wrapping [ErrInvalid]; the script checks
+//     it before any write, since only the server knows its time. A later
+//     sample would outlive the retention (the cleaner would never forget
+//     the counter), and a later hour would make the current hour's
+//     Stats.Update fail. A minute leaves room for client clocks a little
+//     ahead of the server's.
 //   - The statistics keep two hours; [Stats.UpdateAt] for an older hour
 //     returns [ErrTooOld]. Values are float64; sums are exact as float64
 //     additions in the order the server ran them.
@@ -166,8 +182,8 @@
 // on redis-server 7.0): Update 7 (MULTI, EVALSHA, TIME, HGET, HMGET,
 // HSET, EXEC; 6 with [WithClock]); UpdateAt and an
 // Update of a new counter or of a writer with other precisions 1 or 2
-// more (HMGET and HSET of the known HASH). Stats.Update 10 (MULTI,
-// EVALSHA, TIME, TYPE x2, HGETALL x2, HSET, EXEC; 9 with
+// more (HMGET and HSET of the known HASH). Stats.Update 9 (MULTI,
+// EVALSHA, TIME, TYPE x2, HGETALL x2, HSET, EXEC; 8 with
 // [WithClock]; +1 RENAME or DEL at a new hour); Stats.Record 3 more
 // (TYPE, ZADD, ZREMRANGEBYRANK). The book's update_counter is 16
 // (MULTI, 7 ZADD, 7 HINCRBY, EXEC).

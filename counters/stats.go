@@ -117,20 +117,22 @@ func (s Summary) StdDev() float64 {
 // key holds something else, and an error wrapping ria.ErrOutcomeUnknown if
 // no reply came back (a re-send by go-redis adds the value once).
 func (s *Stats) Update(ctx context.Context, context string, value float64) (Summary, error) {
-	at := ""
-	if s.c.now != nil {
-		at = strconv.FormatInt(s.c.now().Unix(), 10)
-	}
-	return s.update(ctx, context, value, at, false)
+	return s.update(ctx, context, value, "", false)
 }
 
 // UpdateAt adds value to the statistics of context for the hour of at,
 // for back-filling and tests: the current hour, a newer one (which
 // rotates as in [Stats.Update]) or the previous one. Before that it
-// returns [ErrTooOld] and changes nothing. Other errors as
-// [Stats.Update].
+// returns [ErrTooOld], and for a time more than [MaxAhead] after the clock
+// an error wrapping [ErrInvalid]; either way nothing changes. Other errors
+// as [Stats.Update].
 func (s *Stats) UpdateAt(ctx context.Context, context string, value float64, at time.Time) (Summary, error) {
-	return s.update(ctx, context, value, strconv.FormatInt(at.Unix(), 10), false)
+	sum, err := s.update(ctx, context, value, strconv.FormatInt(at.Unix(), 10), false)
+	if redisCode(err) == "AHEAD" {
+		return Summary{}, invalid("stats update", "%s %q: time %s: more than %v after the clock",
+			s.typ, context, at.UTC().Format(time.RFC3339), MaxAhead)
+	}
+	return sum, err
 }
 
 func (s *Stats) update(ctx context.Context, context string, value float64, at string, rank bool) (Summary, error) {
@@ -145,7 +147,11 @@ func (s *Stats) update(ctx context.Context, context string, value float64, at st
 	if rank {
 		keep = strconv.Itoa(s.keep)
 	}
-	v, err := s.c.group.Run(ctx, statsScript.Call(k, luaFloat(value), at, keep, context))
+	now := ""
+	if s.c.now != nil {
+		now = strconv.FormatInt(s.c.now().Unix(), 10)
+	}
+	v, err := s.c.group.Run(ctx, statsScript.Call(k, luaFloat(value), at, keep, context, now))
 	if err != nil {
 		switch redisCode(err) {
 		case "TOOOLD":

@@ -9,10 +9,12 @@
 -- KEYS[1] cur      HASH hour (Unix s of its start), count, sum, min, max, sumsq
 -- KEYS[2] last     HASH the same, for the hour before cur's
 -- KEYS[3] slowest  ZSET context -> mean (only with ARGV[3])
--- ARGV[1] value ('%.17g')   ARGV[2] time (Unix s; '' = the server's TIME)
+-- ARGV[1] value ('%.17g')   ARGV[2] time (Unix s; '' = now)
 -- ARGV[3] how many of the slowest to keep ('': do not rank)   ARGV[4] context
+-- ARGV[5] now (Unix s; '' = the server's TIME)
 -- returns {hour, count, sum, min, max, sumsq} of the hour written, as
--- strings, or the error TOOOLD when the time is before the previous hour
+-- strings, the error TOOOLD when the time is before the previous hour, or
+-- the error AHEAD when it is more than 60 s (counters.MaxAhead) after now
 local spec = {KEYS[1], 'hash', 'counters stats', KEYS[2], 'hash', 'counters stats previous hour'}
 local keep = tonumber(ARGV[3])
 if keep then
@@ -20,8 +22,12 @@ if keep then
 end
 local bad = check_types(spec)
 if bad then return bad end
-local t = tonumber(ARGV[2])
-if not t then t = tonumber(redis.call('time')[1]) end
+local now = tonumber(ARGV[5])
+if not now then now = tonumber(redis.call('time')[1]) end
+local t = tonumber(ARGV[2]) or now
+if t > now + 60 then
+  return redis.error_reply(string.format('AHEAD counters: time %d is more than 60 s after now (%d)', t, now))
+end
 local hour = t - t % 3600
 local v = tonumber(ARGV[1])
 

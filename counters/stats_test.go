@@ -19,7 +19,7 @@ import (
 func TestStats_exactAndHours(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
-		c, _ := newCounters(t, b, b.Client)
+		c, clk := newCounters(t, b, b.Client)
 		st, err := c.Stats(counters.AccessTime)
 		require.NoError(t, err)
 
@@ -54,6 +54,7 @@ func TestStats_exactAndHours(t *testing.T) {
 		assert.InDelta(t, mean, cur.Mean(), 1e-12)
 
 		// A value of the next hour: the current hour becomes the previous.
+		clk.now = hourEnd.Add(time.Second)
 		next, err := st.UpdateAt(ctx, "/home", 5, hourEnd.Add(time.Second))
 		require.NoError(t, err)
 		assert.Equal(t, counters.Summary{Hour: hourEnd, Count: 1, Sum: 5, Min: 5, Max: 5, SumSq: 25}, next)
@@ -71,6 +72,7 @@ func TestStats_exactAndHours(t *testing.T) {
 		assert.ErrorIs(t, err, counters.ErrTooOld)
 		assert.Equal(t, before, b.Snapshot())
 		// Two hours on: both the current and the previous hour are dropped.
+		clk.now = hourEnd.Add(2 * time.Hour)
 		far, err := st.UpdateAt(ctx, "/home", 2, hourEnd.Add(2*time.Hour))
 		require.NoError(t, err)
 		assert.Equal(t, int64(1), far.Count)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/ria-go/ria/internal/script"
@@ -45,11 +44,7 @@ func (s *Stats) Record(ctx context.Context, context string, d time.Duration) err
 	if d < 0 {
 		return invalid("stats record", "%s %q: duration %v: must not be negative", s.typ, context, d)
 	}
-	at := ""
-	if s.c.now != nil {
-		at = strconv.FormatInt(s.c.now().Unix(), 10)
-	}
-	_, err := s.update(ctx, context, d.Seconds(), at, true)
+	_, err := s.update(ctx, context, d.Seconds(), "", true)
 	return err
 }
 

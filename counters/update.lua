@@ -10,7 +10,9 @@
 -- ARGV[4] the writer's precisions, '<step>:<samples>,...'
 -- ARGV[4+i] step of precision i (s)   ARGV[4+np+i] samples kept of it
 -- returns a bitmask: bit i-1 set when precision i was skipped (its slice is
--- older than the retention, or was cleaned already)
+-- older than the retention, or was cleaned already); when every precision
+-- is skipped nothing is written. A time more than 60 s (counters.MaxAhead)
+-- after now is the error AHEAD, before any read or write.
 --
 -- The common case, counting now for a writer whose precisions are known
 -- already, reads no watermark: a clean by a clock that is not ahead of
@@ -20,6 +22,9 @@ local n = tonumber(ARGV[1])
 local now = tonumber(ARGV[3])
 if not now then now = tonumber(redis.call('time')[1]) end
 local t = tonumber(ARGV[2]) or now
+if t > now + 60 then
+  return redis.error_reply(string.format('AHEAD counters: time %d is more than 60 s after now (%d)', t, now))
+end
 
 local function wrong(key, role)
   return key_error('WRONGTYPE', key, role, 'a ' .. redis.call('type', key).ok, 'a hash')
@@ -61,6 +66,7 @@ if ARGV[2] ~= '' or cfg ~= ARGV[4] then
       sf[i] = false
     end
   end
+  if skipped == 2 ^ np - 1 then return skipped end
   if cfg ~= ARGV[4] then mset[#mset + 1], mset[#mset + 2] = 'cfg', ARGV[4] end
 end
 
