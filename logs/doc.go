@@ -31,7 +31,10 @@
 //     However many writers race at the boundary, no count is lost,
 //     counted in the wrong hour or rotated twice. An entry of the
 //     previous hour (a late or back-filled one) is counted there; an
-//     older one makes the write return [ErrTooOld] and change nothing.
+//     older one makes the write return [ErrTooOld], and one more than
+//     [MaxAhead] (1 min) after the server's time, which would make its
+//     hour current and every later write of the present hour too old, an
+//     error wrapping [ErrInvalid]; either changes nothing.
 //   - The book's severities are [Debug], [Info], [Warning], [Error] and
 //     [Critical]; any lower-case word is accepted.
 //   - A [Handler] is a slog.Handler: bounded buffer, batched writes by an
@@ -47,9 +50,10 @@
 // re-send by go-redis from it, so an entry is written once. A call that
 // gets no reply after every re-send returns an error wrapping
 // ria.ErrOutcomeUnknown. A Handler keeps a batch that got no reply and
-// sends it again with the same record until it is written (for as long
-// as the record lives: the retry window plus 5 min; then its records are
-// counted in [HandlerStats.Unknown]).
+// sends it again with the same record until it is written, for 5 min
+// after its first try; its record lives for the retry window plus 5 min,
+// so that go-redis's re-sends of the last try still find it. Then the
+// batch's records are counted in [HandlerStats.Unknown].
 //
 // # Keys of the wrong type
 //
@@ -63,17 +67,18 @@
 //
 //   - A Handler writes records stamped with the Redis server's time when
 //     they are written: at most an interval ([WithInterval], 200 ms)
-//     after they were logged, or after an outage ends. While Redis is
-//     unreachable it keeps up to [WithBuffer] (10,000) records and drops
-//     the rest, counting them; a crash loses what is buffered.
-//     [Handler.Handle] never waits for Redis: it formats the record and
-//     appends it under a mutex that is held only to append one record or
-//     to take a batch (a slice operation), so it returns in microseconds
-//     on an idle machine, whatever Redis does. Its bound is the CPU's, not
-//     the network's: the package's test (100,000 records from 8
-//     goroutines, the server stopped for a third of them, -race, a shared
-//     2-core machine) asserts that no Handle takes 1 s or more; the
-//     slowest measured took about 0.3 s, a goroutine waiting for a core.
+//     after they were logged, or within a second of the end of an outage
+//     (Run's backoff). While Redis is unreachable it keeps up to
+//     [WithBuffer] (10,000) records and drops the rest, counting them; a
+//     crash loses what is buffered. [Handler.Handle] never waits for
+//     Redis: it formats the record and appends it under a mutex that is
+//     held only to append one record, to take a batch (a slice operation)
+//     or to count outcomes, so it returns in microseconds on an idle
+//     machine, whatever Redis does. Its bound is the CPU's, not the
+//     network's: the package's test (100,000 records from 8 goroutines,
+//     the server stopped for a third of them, -race, a shared 2-core
+//     machine) asserts that no Handle takes 1 s or more; the slowest
+//     measured took about 0.3 s, a goroutine waiting for a core.
 //   - A Handler drops records whenever they come faster than Redis takes
 //     them for long enough to fill the buffer, not only during an
 //     outage: Stats tells how many.
@@ -104,9 +109,11 @@
 // writes 1 round trip per batch of up to [WithBatch] (500) records, and
 // Handle makes none. Server commands (INFO commandstats, redis-server
 // 7.0) of a LogCommon of one entry: 13 (EVALSHA; TYPE x4, HGET x2 for the
-// checks; ZINCRBY, LPUSH, LTRIM; the reply record's GET and SET; TIME), 2
-// more (HSET, RENAME or DEL) when the hour rotates; of a LogRecent of one
-// entry: 7 (EVALSHA, TIME, TYPE, LPUSH, LTRIM, GET, SET).
+// checks; ZINCRBY, LPUSH, LTRIM; the reply record's GET and SET; TIME), 3
+// more when the hour moves to the next one (EXISTS, RENAME or DEL, HSET),
+// 2 more (DEL, HSET) when it moves further or a severity is first
+// counted; of a LogRecent of one entry: 7 (EVALSHA, TIME, TYPE, LPUSH,
+// LTRIM, GET, SET).
 //
 // # Redis Cluster
 //

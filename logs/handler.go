@@ -8,7 +8,6 @@ import (
 	"net"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -68,19 +67,20 @@ func WithLogger(l *slog.Logger) HandlerOption { return func(o *handlerOptions) {
 //
 // Handle formats the record (its message, then its attributes as
 // key=value, groups as group.key) and appends it to a bounded buffer: it
-// waits for no I/O, only for a mutex that is held to append one record or
-// to take a batch of them (a slice operation), so it returns in
-// microseconds even while Redis is down. When the buffer is full
-// ([WithBuffer]) the record is dropped and counted ([HandlerStats.Dropped]).
-// [Handler.Run] writes the buffer in batches ([WithBatch]) every interval
-// ([WithInterval]) or as soon as a batch is full, one round trip per
-// batch. A batch that fails without a reply is sent again, with its reply
-// record, until it is written, so it is written once; while it waits, the
-// buffer fills. Records are stamped with the Redis server's time when
-// written (at most an interval, or an outage, after they were logged), and
-// their common-log hour is that one; the severity is the book's for the
-// record's level (see [Logs.Handler]). The common log counts the record's
-// message without its attributes.
+// waits for no I/O, only for a mutex that is held to append one record,
+// to take a batch of them (a slice operation) or to count outcomes, so it
+// returns in microseconds even while Redis is down. When the buffer is
+// full ([WithBuffer]) the record is dropped and counted
+// ([HandlerStats.Dropped]). [Handler.Run] writes the buffer in batches
+// ([WithBatch]) every interval ([WithInterval]) or as soon as a batch is
+// full, one round trip per batch. A batch that fails without a reply is
+// sent again, with its reply record, until it is written (for 5 min), so
+// it is written once; while it waits, the buffer fills. Records are
+// stamped with the Redis server's time when written (at most an interval
+// after they were logged, or within a second of the end of an outage),
+// and their common-log hour is that one; the severity is the book's for
+// the record's level (see [Logs.Handler]). The common log counts the
+// record's message without its attributes.
 //
 // Handlers made by WithAttrs and WithGroup share the buffer. It is safe
 // for concurrent use.
@@ -91,10 +91,12 @@ type Handler struct {
 }
 
 type core struct {
-	l    *Logs
-	name string
-	o    handlerOptions
-	ttl  time.Duration
+	l      *Logs
+	name   string
+	o      handlerOptions
+	ttl    time.Duration    // of a write's reply record
+	resend time.Duration    // how long after its first try a batch may be sent again
+	now    func() time.Time // the clock of resend (a test's own)
 
 	mu       sync.Mutex
 	buf      []Entry
@@ -103,24 +105,24 @@ type core struct {
 	wake     chan struct{}
 	closing  chan struct{}
 	once     sync.Once
+	// Outcomes, changed with inflight under mu so that Stats adds up.
+	written, dropped, unknown int64
 
 	flushMu sync.Mutex
 	retry   *batch
 	outage  bool
-
-	written, dropped, unknown atomic.Int64
 }
 
 // batch is one write of records, kept until it succeeds.
 type batch struct {
 	entries  []Entry
 	call     *script.Call
-	until    time.Time // a re-send after this may write twice
+	until    time.Time // a re-send started after this may write twice
 	maybeRan bool      // an attempt may have reached the server
 }
 
 // HandlerStats counts the records a [Handler] has handled, by outcome.
-// Every record Handle took is in exactly one of them.
+// Every record Handle took is in exactly one of them, in every snapshot.
 type HandlerStats struct {
 	Written  int64 // written to Redis
 	Dropped  int64 // the buffer was full, the handler closed, or Redis refused the batch
@@ -158,8 +160,14 @@ func (l *Logs) Handler(name string, opts ...HandlerOption) (*Handler, error) {
 	if o.logger == nil {
 		o.logger = slog.Default()
 	}
+	// go-redis may go on re-sending a write for its retry window after the
+	// handler sent it: the handler sends a batch again for 5 min (less a
+	// second of margin) after its first try, and its record lives for the
+	// window plus 5 min, so that no re-send can reach the server after the
+	// record expired and write the batch twice.
+	window := min(script.ReplayWindow(l.rdb), 5*time.Minute)
 	c := &core{l: l, name: name, o: o, wake: make(chan struct{}, 1), closing: make(chan struct{}),
-		ttl: min(script.ReplayWindow(l.rdb), 5*time.Minute) + 5*time.Minute}
+		ttl: window + 5*time.Minute, resend: 5*time.Minute - time.Second, now: time.Now}
 	return &Handler{core: c}, nil
 }
 
@@ -190,8 +198,8 @@ func (h *Handler) Handle(_ context.Context, r slog.Record) error {
 	c := h.core
 	c.mu.Lock()
 	if c.closed || len(c.buf)+c.inflight >= c.o.buffer {
+		c.dropped++
 		c.mu.Unlock()
-		c.dropped.Add(1)
 		return nil
 	}
 	c.buf = append(c.buf, e)
@@ -230,9 +238,8 @@ func (h *Handler) WithGroup(name string) slog.Handler {
 func (h *Handler) Stats() HandlerStats {
 	c := h.core
 	c.mu.Lock()
-	buffered := int64(len(c.buf) + c.inflight)
-	c.mu.Unlock()
-	return HandlerStats{Written: c.written.Load(), Dropped: c.dropped.Load(), Unknown: c.unknown.Load(), Buffered: buffered}
+	defer c.mu.Unlock()
+	return HandlerStats{Written: c.written, Dropped: c.dropped, Unknown: c.unknown, Buffered: int64(len(c.buf) + c.inflight)}
 }
 
 // Flush writes the batch being retried, if any, then what is buffered, in
@@ -269,10 +276,10 @@ func (h *Handler) Flush(ctx context.Context) error {
 
 // write sends b (c.retry) and settles it unless it is to be sent again.
 func (c *core) write(ctx context.Context, b *batch) error {
-	now := time.Now()
+	now := c.now()
 	if b.maybeRan && now.After(b.until) {
 		c.settle(&c.unknown)
-		return fmt.Errorf("logs: handler %q: %d records: %w: gave up after %v", c.name, len(b.entries), ria.ErrOutcomeUnknown, c.ttl)
+		return fmt.Errorf("logs: handler %q: %d records: %w: gave up after %v", c.name, len(b.entries), ria.ErrOutcomeUnknown, c.resend)
 	}
 	if b.call == nil || now.After(b.until) {
 		k, args, err := c.l.call("handler", c.name, b.entries, c.o.common)
@@ -281,7 +288,7 @@ func (c *core) write(ctx context.Context, b *batch) error {
 			return err
 		}
 		b.call = writeScript.Prepare(c.l.keys.Once(c.name), c.ttl, k, args...)
-		b.until = now.Add(c.ttl - time.Second)
+		b.until = now.Add(c.resend)
 	}
 	script.Send(ctx, c.l.rdb, []*script.Call{b.call})
 	op := "log recent"
@@ -301,11 +308,12 @@ func (c *core) write(ctx context.Context, b *batch) error {
 	return err
 }
 
-// settle counts the records of c.retry in n and forgets the batch.
-func (c *core) settle(n *atomic.Int64) {
+// settle counts the records of c.retry in n (a counter of c's, changed
+// under c.mu) and forgets the batch.
+func (c *core) settle(n *int64) {
 	k := len(c.retry.entries)
-	n.Add(int64(k))
 	c.mu.Lock()
+	*n += int64(k)
 	c.inflight -= k
 	c.mu.Unlock()
 	c.retry = nil
@@ -313,9 +321,9 @@ func (c *core) settle(n *atomic.Int64) {
 
 // Run writes the buffer until ctx ends or [Handler.Close] is called: every
 // interval, or at once when a batch is full. While Redis is unreachable it
-// retries the batch in hand with backoff (at most 1 s between tries),
-// logging once when writing stops and once when it resumes
-// ([WithLogger]). When ctx ends it writes what is buffered once more
+// retries the batch in hand with backoff (at most 1 s between tries,
+// however many records come meanwhile), logging once when writing stops
+// and once when it resumes ([WithLogger]). When ctx ends it writes what is buffered once more
 // (bounded by 5 s). Run returns nil when it stops, or the error of a batch
 // that retrying cannot mend (a key of the wrong type: its records were
 // dropped); the handler then buffers until [Handler.Close].
@@ -323,9 +331,11 @@ func (h *Handler) Run(ctx context.Context) error {
 	c := h.core
 	var backoff time.Duration
 	for {
-		pause := c.o.interval
+		pause, wake := c.o.interval, c.wake
 		if backoff > 0 {
-			pause = wait.Jitter(backoff)
+			// Wait out the backoff whatever is logged meanwhile: a wake
+			// (a full batch) waits in c.wake for after the next try.
+			pause, wake = wait.Jitter(backoff), nil
 		}
 		t := time.NewTimer(pause)
 		select {
@@ -338,11 +348,8 @@ func (h *Handler) Run(ctx context.Context) error {
 		case <-c.closing:
 			t.Stop()
 			return nil
-		case <-c.wake:
+		case <-wake:
 			t.Stop()
-			if backoff > 0 {
-				continue // wait out the backoff
-			}
 		case <-t.C:
 		}
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)

@@ -19,8 +19,10 @@ import (
 
 var (
 	// ErrInvalid is wrapped by every error about a bad argument: an empty
-	// or malformed name or severity, no entries, a message too long.
-	// Nothing reached Redis.
+	// or malformed name or severity, no entries, a message too long
+	// (nothing reached Redis), or an entry of [Logs.LogCommon] more than
+	// [MaxAhead] after the server's time (refused by the write's script
+	// before it wrote anything).
 	ErrInvalid = errors.New("logs: invalid argument")
 	// ErrTooOld is returned by [Logs.LogCommon] for an entry whose time
 	// falls before the previous hour of its common log. Nothing was
@@ -52,6 +54,11 @@ const (
 	MaxEntries = 1000
 	// MaxMessage bounds the length in bytes of a message.
 	MaxMessage = 64 << 10
+	// MaxAhead bounds how far an entry's Time given to [Logs.LogCommon]
+	// may be after the Redis server's time (clocks disagree a little); a
+	// later one would make a future hour current and every write of the
+	// present hour [ErrTooOld].
+	MaxAhead = time.Minute
 )
 
 // Client is the subset of go-redis this package uses.
@@ -153,8 +160,9 @@ func (l *Logs) LogRecent(ctx context.Context, name string, entries ...Entry) err
 // of a new hour moves the current hour to the previous one inside the same
 // atomic step, so concurrent writers at a boundary neither lose a count
 // nor rotate twice. An entry before the previous hour makes the call
-// return [ErrTooOld] and write nothing. One round trip. Other errors as
-// [Logs.LogRecent].
+// return [ErrTooOld] and write nothing; one more than [MaxAhead] after the
+// server's time, an error wrapping [ErrInvalid] naming its time, and
+// nothing is written. One round trip. Other errors as [Logs.LogRecent].
 func (l *Logs) LogCommon(ctx context.Context, name string, entries ...Entry) error {
 	return l.log(ctx, "log common", name, entries, true)
 }
@@ -173,12 +181,33 @@ func (l *Logs) result(op, name string, v any, err error) error {
 		_, err = writeScript.AsInt64(v)
 	}
 	if err != nil {
-		if redisCode(err) == "TOOOLD" {
+		switch redisCode(err) {
+		case "TOOOLD":
 			err = fmt.Errorf("%w: %w", ErrTooOld, err)
+		case "AHEAD":
+			err = ahead(err)
 		}
 		return fmt.Errorf("logs: %s %q: %w", op, name, err)
 	}
 	return nil
+}
+
+// ahead returns the error of the write script's reply err, "AHEAD
+// <entry> <time> <now>" (times in Unix µs).
+func ahead(err error) error {
+	var (
+		e, at, now int64
+		rerr       redis.Error
+	)
+	if !errors.As(err, &rerr) {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if _, serr := fmt.Sscanf(rerr.Error(), "AHEAD %d %d %d", &e, &at, &now); serr != nil {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	format := func(us int64) string { return time.UnixMicro(us).UTC().Format(time.RFC3339Nano) }
+	return fmt.Errorf("entry %d: time %s is more than %v after the server's time %s: %w",
+		e, format(at), MaxAhead, format(now), ErrInvalid)
 }
 
 // call checks a write and returns the write script's keys and arguments
@@ -204,12 +233,12 @@ func (l *Logs) call(op, name string, entries []Entry, common bool) ([]string, []
 	}
 	k := make([]string, 0, 1+3*len(sevs))
 	k = append(k, l.hoursKey(name))
-	args := make([]any, 0, 4+len(sevs)+4*len(entries))
+	args := make([]any, 0, 5+len(sevs)+4*len(entries))
 	flag := "0"
 	if common {
 		flag = "1"
 	}
-	args = append(args, l.recent, "", flag, len(sevs))
+	args = append(args, l.recent, "", flag, len(sevs), MaxAhead.Microseconds())
 	for _, s := range sevs {
 		k = append(k, l.recentKey(name, s), l.commonKey(name, s), l.lastKey(name, s))
 		args = append(args, s)

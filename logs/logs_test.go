@@ -2,10 +2,13 @@ package logs_test
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -138,4 +141,67 @@ func TestLogs_LogCommon_concurrentBoundary(t *testing.T) {
 		assert.Equal(t, goroutines*each-before, total(cur))
 		assert.Equal(t, before, total(prev))
 	})
+}
+
+// An entry more than [logs.MaxAhead] after the server's time is refused,
+// naming its time, and changes nothing; later writes at the server's
+// time still work.
+func TestLogs_LogCommon_future(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		l := newLogs(t, b, b.Client)
+		require.NoError(t, l.LogCommon(ctx, "app", logs.Entry{Severity: logs.Warning, Message: "now"}))
+		before := b.Snapshot()
+		at := time.Now().Add(2 * time.Hour).Truncate(time.Second)
+		err := l.LogCommon(ctx, "app", logs.Entry{Severity: logs.Warning, Message: "now"},
+			logs.Entry{Severity: logs.Warning, Message: "ahead", Time: at})
+		assert.ErrorIs(t, err, logs.ErrInvalid)
+		assert.ErrorContains(t, err, "entry 1: time "+at.UTC().Format(time.RFC3339Nano))
+		assert.Equal(t, before, b.Snapshot(), "nothing written")
+
+		require.NoError(t, l.LogCommon(ctx, "app", logs.Entry{Severity: logs.Warning, Message: "now"}))
+		cur, prev, err := l.Common(ctx, "app", logs.Warning, 10)
+		require.NoError(t, err)
+		assert.Equal(t, int64(2), total(cur)+total(prev))
+		recent, err := l.Recent(ctx, "app", logs.Warning)
+		require.NoError(t, err)
+		assert.Len(t, recent, 2)
+	})
+}
+
+// The server commands the package doc states per write (INFO
+// commandstats, on the real standalone server: the test binary's own).
+func TestLogs_serverCommands(t *testing.T) {
+	b := redistest.New(t, redistest.Standalone)
+	ctx := t.Context()
+	rdb := b.Client.(*redis.Client)
+	l := newLogs(t, b, rdb)
+	commands := func(fn func() error) int64 {
+		t.Helper()
+		require.NoError(t, rdb.ConfigResetStat(ctx).Err())
+		require.NoError(t, fn())
+		var n int64
+		for _, line := range strings.Split(rdb.Info(ctx, "commandstats").Val(), "\n") {
+			name, stats, ok := strings.Cut(strings.TrimPrefix(line, "cmdstat_"), ":calls=")
+			if !ok || name == "config|resetstat" {
+				continue
+			}
+			calls, _, _ := strings.Cut(stats, ",")
+			c, err := strconv.ParseInt(calls, 10, 64)
+			require.NoError(t, err, line)
+			n += c
+		}
+		return n
+	}
+	common := func(at time.Time) func() error {
+		return func() error { return l.LogCommon(ctx, "app", logs.Entry{Severity: logs.Info, Message: "m", Time: at}) }
+	}
+	require.NoError(t, l.LogRecent(ctx, "app", logs.Entry{Severity: logs.Info, Message: "warm"})) // caches the script
+	assert.Equal(t, int64(7), commands(func() error {
+		return l.LogRecent(ctx, "app", logs.Entry{Severity: logs.Info, Message: "m"})
+	}), "log recent")
+	assert.Equal(t, int64(13+2), commands(common(hourEnd.Add(-time.Second))), "log common: first count of a severity")
+	assert.Equal(t, int64(13), commands(common(hourEnd.Add(-time.Second))), "log common")
+	assert.Equal(t, int64(13+3), commands(common(hourEnd)), "log common: the next hour")
+	assert.Equal(t, int64(13+2), commands(common(hourEnd.Add(2*time.Hour))), "log common: two hours on")
 }

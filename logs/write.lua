@@ -7,19 +7,24 @@
 -- before), so no count is lost or rotated twice, however many writers.
 -- KEYS[1] hours HASH severity -> start of the current hour (Unix s)
 -- KEYS[1+3j-2], KEYS[1+3j-1], KEYS[1+3j]: recent LIST, common ZSET, last
---         ZSET of severity j (j = 1..#severities, in ARGV[5..])
+--         ZSET of severity j (j = 1..#severities, in ARGV[6..])
 -- ARGV[1] recent limit   ARGV[2] now (Unix µs; '' = the server's TIME)
 -- ARGV[3] '1': common too   ARGV[4] number of severities S
--- ARGV[5..4+S] the severities
+-- ARGV[5] how far after now (µs) an entry's time may be, when common
+-- ARGV[6..5+S] the severities
 -- then per entry: severity index, time (Unix µs; '' = now), text, common key
 -- returns the number of entries written, or the error TOOOLD when an
--- entry's hour is before the previous hour of its common log
+-- entry's hour is before the previous hour of its common log, or AHEAD
+-- <entry> <time> <now> (entry from 0, times in Unix µs) when common and an
+-- entry's time is more than ARGV[5] after now (it would make a future hour
+-- current and refuse every write of the present one)
 local limit, common, ns = tonumber(ARGV[1]), ARGV[3] == '1', tonumber(ARGV[4])
 local now = tonumber(ARGV[2])
 if not now then
   local t = redis.call('time')
   now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 end
+local ahead = tonumber(ARGV[5])
 
 local spec = {}
 for j = 1, ns do
@@ -38,17 +43,25 @@ if bad then return bad end
 local hours = {}
 if common then
   for j = 1, ns do
-    bad = check_hint(KEYS[1], ARGV[4 + j], 'logs hours')
+    bad = check_hint(KEYS[1], ARGV[5 + j], 'logs hours')
     if bad then return bad end
-    hours[j] = tonumber(redis.call('hget', KEYS[1], ARGV[4 + j]))
+    hours[j] = tonumber(redis.call('hget', KEYS[1], ARGV[5 + j]))
   end
 end
 
-local first = 5 + ns
+local first = 6 + ns
 local entries = (#ARGV - first + 1) / 4
 local function field(e, k) return ARGV[first + 4 * (e - 1) + k] end
 local function usec(e)
   return tonumber(field(e, 1)) or now
+end
+
+if common then
+  for e = 1, entries do
+    if usec(e) > now + ahead then
+      return redis.error_reply(string.format('AHEAD %d %d %d', e - 1, usec(e), now))
+    end
+  end
 end
 
 -- The common logs, first without writing (to refuse an entry too old
@@ -65,7 +78,7 @@ local function count(write)
       cur[j] = hour
       if write then
         redis.call('del', lk)
-        redis.call('hset', KEYS[1], ARGV[4 + j], hour)
+        redis.call('hset', KEYS[1], ARGV[5 + j], hour)
       end
     end
     local key = ck
@@ -76,7 +89,7 @@ local function count(write)
         else
           redis.call('del', ck, lk)
         end
-        redis.call('hset', KEYS[1], ARGV[4 + j], hour)
+        redis.call('hset', KEYS[1], ARGV[5 + j], hour)
       end
       cur[j] = hour
     elseif hour < cur[j] then
