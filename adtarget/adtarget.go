@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ria-go/ria/internal/keys"
+	"github.com/ria-go/ria/internal/option"
 	"github.com/ria-go/ria/internal/script"
 	"github.com/ria-go/ria/search"
 )
@@ -164,8 +165,8 @@ func New(rdb Client, name string, opts ...Option) (*Targeter, error) {
 		panic("adtarget: nil client")
 	}
 	o := options{prefix: "adtarget:", analyzer: search.NewStandard(), matchTTL: DefaultMatchTTL}
-	for _, opt := range opts {
-		opt(&o)
+	if err := option.Apply(&o, opts); err != nil {
+		return nil, fmt.Errorf("adtarget: %w", err)
 	}
 	if err := keys.CheckPrefix(o.prefix); err != nil {
 		return nil, fmt.Errorf("adtarget: %w", err)

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ria-go/ria/internal/keys"
+	"github.com/ria-go/ria/internal/option"
 	"github.com/ria-go/ria/internal/script"
 )
 
@@ -116,8 +117,8 @@ func New(rdb Client, opts ...Option) (*Completer, error) {
 		panic("autocomplete: New with nil client")
 	}
 	o := options{prefix: "autocomplete:", recent: DefaultRecent}
-	for _, opt := range opts {
-		opt(&o)
+	if err := option.Apply(&o, opts); err != nil {
+		return nil, fmt.Errorf("autocomplete: new: %w", err)
 	}
 	if err := keys.CheckPrefix(o.prefix); err != nil {
 		return nil, fmt.Errorf("autocomplete: new: %w", err)

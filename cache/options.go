@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ria-go/ria/internal/keys"
+	"github.com/ria-go/ria/internal/option"
 )
 
 // Defaults of the options.
@@ -130,11 +131,8 @@ func WithNear(size int, maxStale time.Duration) Option {
 // named in allowed, and checks the common ones.
 func build(kind string, allowed []string, opts []Option) (options, error) {
 	o := options{prefix: DefaultPrefix, codec: JSON, lease: DefaultLease}
-	for _, opt := range opts {
-		if opt == nil {
-			return o, fmt.Errorf("cache: %s: nil option", kind)
-		}
-		opt(&o)
+	if err := option.Apply(&o, opts); err != nil {
+		return o, fmt.Errorf("cache: %s: %w", kind, err)
 	}
 	for _, g := range o.given {
 		if !slices.Contains(allowed, g) {

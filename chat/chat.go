@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ria-go/ria/internal/keys"
+	"github.com/ria-go/ria/internal/option"
 	"github.com/ria-go/ria/internal/script"
 )
 
@@ -234,8 +235,8 @@ func New(rdb Client, opts ...Option) (*Chats, error) {
 		panic("chat: New with nil client")
 	}
 	o := options{prefix: "chat:", codec: JSON, fetch: DefaultFetch, poll: 5 * time.Second, window: DefaultFileWindow}
-	for _, opt := range opts {
-		opt(&o)
+	if err := option.Apply(&o, opts); err != nil {
+		return nil, fmt.Errorf("chat: new: %w", err)
 	}
 	if err := keys.CheckPrefix(o.prefix); err != nil {
 		return nil, fmt.Errorf("chat: new: %w", err)

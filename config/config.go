@@ -139,7 +139,10 @@ func New(rdb Client, opts ...Option) (*Store, error) {
 		return nil, errors.New("config: new: nil client")
 	}
 	o := options{prefix: "config:", maxAge: time.Second, log: slog.Default()}
-	for _, opt := range opts {
+	for i, opt := range opts {
+		if opt == nil {
+			return nil, fmt.Errorf("config: new: nil option (%d of %d)", i+1, len(opts))
+		}
 		if err := opt(&o); err != nil {
 			return nil, fmt.Errorf("config: new: %w", err)
 		}

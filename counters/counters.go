@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ria-go/ria/internal/keys"
+	"github.com/ria-go/ria/internal/option"
 	"github.com/ria-go/ria/internal/script"
 )
 
@@ -165,11 +166,8 @@ func New(rdb Client, opts ...Option) (*Counters, error) {
 		panic("counters: New with nil client")
 	}
 	o := options{prefix: "counters:", precisions: DefaultPrecisions()}
-	for _, opt := range opts {
-		if opt == nil {
-			return nil, invalid("new", "nil option")
-		}
-		opt(&o)
+	if err := option.Apply(&o, opts); err != nil {
+		return nil, invalid("new", "%v", err)
 	}
 	if err := keys.CheckPrefix(o.prefix); err != nil {
 		return nil, fmt.Errorf("counters: new: %w: %w", err, ErrInvalid)

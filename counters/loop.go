@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ria-go/ria"
+	"github.com/ria-go/ria/internal/option"
 	"github.com/ria-go/ria/internal/wait"
 )
 
@@ -44,11 +45,8 @@ func WithLogger(l *slog.Logger) LoopOption {
 
 func loopOpts(op string, interval time.Duration, allowed []string, opts []LoopOption) (loopOptions, error) {
 	o := loopOptions{interval: interval, given: map[string]bool{}}
-	for _, opt := range opts {
-		if opt == nil {
-			return o, invalid(op, "nil option")
-		}
-		opt(&o)
+	if err := option.Apply(&o, opts); err != nil {
+		return o, invalid(op, "%v", err)
 	}
 	for name := range o.given {
 		ok := false

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ria-go/ria/internal/keys"
+	"github.com/ria-go/ria/internal/option"
 	"github.com/ria-go/ria/internal/script"
 )
 
@@ -64,11 +65,8 @@ func (c *Counters) Stats(typ string, opts ...StatsOption) (*Stats, error) {
 		return nil, invalid("stats", "type %q: must not contain ':'", typ)
 	}
 	s := &Stats{c: c, typ: typ, keep: DefaultSlowestKept}
-	for _, opt := range opts {
-		if opt == nil {
-			return nil, invalid("stats", "nil option")
-		}
-		opt(s)
+	if err := option.Apply(s, opts); err != nil {
+		return nil, invalid("stats", "%v", err)
 	}
 	if s.keep < 1 {
 		return nil, invalid("stats", "slowest kept %d: must be at least 1", s.keep)

@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ria-go/ria/internal/keys"
+	"github.com/ria-go/ria/internal/option"
 	"github.com/ria-go/ria/internal/script"
 )
 
@@ -96,8 +97,8 @@ func New(rdb Client, name string, opts ...Option) (*DB, error) {
 		return nil, errors.New("geoip: new: nil client")
 	}
 	o := options{prefix: "geoip:"}
-	for _, opt := range opts {
-		opt(&o)
+	if err := option.Apply(&o, opts); err != nil {
+		return nil, fmt.Errorf("geoip: new: %w", err)
 	}
 	if err := keys.CheckPrefix(o.prefix); err != nil {
 		return nil, fmt.Errorf("geoip: new: %w", err)

@@ -17,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ria-go/ria"
+	"github.com/ria-go/ria/internal/option"
 	"github.com/ria-go/ria/internal/script"
 )
 
@@ -77,8 +78,8 @@ type importer struct {
 
 func (db *DB) newImporter(opts []ImportOption) (*importer, error) {
 	o := importOptions{batch: 1000, depth: 8}
-	for _, opt := range opts {
-		opt(&o)
+	if err := option.Apply(&o, opts); err != nil {
+		return nil, err
 	}
 	if o.batch < 1 || o.batch > 10_000 || o.depth < 1 || o.depth > 64 {
 		return nil, fmt.Errorf("batch %d, depth %d: want 1 to 10000 and 1 to 64", o.batch, o.depth)

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ria-go/ria/internal/keys"
+	"github.com/ria-go/ria/internal/option"
 	"github.com/ria-go/ria/internal/script"
 )
 
@@ -106,8 +107,8 @@ func New(rdb Client, name string, opts ...Option) (*Board, error) {
 		panic("jobsearch: nil client")
 	}
 	o := options{prefix: "jobsearch:"}
-	for _, opt := range opts {
-		opt(&o)
+	if err := option.Apply(&o, opts); err != nil {
+		return nil, fmt.Errorf("jobsearch: %w", err)
 	}
 	if err := keys.CheckPrefix(o.prefix); err != nil {
 		return nil, fmt.Errorf("jobsearch: %w", err)

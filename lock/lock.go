@@ -16,6 +16,7 @@ import (
 
 	"github.com/ria-go/ria"
 	"github.com/ria-go/ria/internal/keys"
+	"github.com/ria-go/ria/internal/option"
 	"github.com/ria-go/ria/internal/script"
 	"github.com/ria-go/ria/internal/wait"
 )
@@ -121,8 +122,8 @@ func New(rdb Client, opts ...Option) (*Locker, error) {
 		panic("lock: New with nil client")
 	}
 	o := options{prefix: "lock:"}
-	for _, opt := range opts {
-		opt(&o)
+	if err := option.Apply(&o, opts); err != nil {
+		return nil, fmt.Errorf("lock: new: %w", err)
 	}
 	if err := keys.CheckPrefix(o.prefix); err != nil {
 		return nil, fmt.Errorf("lock: new: %w", err)
@@ -202,8 +203,8 @@ func (lk *Locker) Acquire(ctx context.Context, name string, ttl time.Duration, o
 		return nil, err
 	}
 	var o acquireOptions
-	for _, opt := range opts {
-		opt(&o)
+	if err := option.Apply(&o, opts); err != nil {
+		return nil, fmt.Errorf("lock: acquire %q: %w", name, err)
 	}
 	switch {
 	case o.waitSet && o.wait < 0:

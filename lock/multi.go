@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/ria-go/ria/internal/option"
 )
 
 // MaxMulti is the most names [Locker.AcquireAll] takes at once.
@@ -48,8 +50,8 @@ func (lk *Locker) AcquireAll(ctx context.Context, names []string, ttl time.Durat
 		}
 	}
 	var o acquireOptions
-	for _, opt := range opts {
-		opt(&o)
+	if err := option.Apply(&o, opts); err != nil {
+		return nil, fmt.Errorf("lock: acquire all: %w", err)
 	}
 	if o.waitSet && o.wait < 0 {
 		return nil, fmt.Errorf("lock: acquire all: wait %v: must not be negative", o.wait)

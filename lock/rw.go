@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ria-go/ria/internal/keys"
+	"github.com/ria-go/ria/internal/option"
 	"github.com/ria-go/ria/internal/script"
 	"github.com/ria-go/ria/internal/wait"
 )
@@ -141,8 +142,8 @@ func (rw *RWLock) acquire(ctx context.Context, ttl time.Duration, write bool, op
 		return nil, err
 	}
 	var o acquireOptions
-	for _, opt := range opts {
-		opt(&o)
+	if err := option.Apply(&o, opts); err != nil {
+		return nil, fmt.Errorf("lock: %s %q: %w", rwOp(write), rw.name, err)
 	}
 	op := rwOp(write)
 	switch {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ria-go/ria"
 	"github.com/ria-go/ria/internal/keys"
+	"github.com/ria-go/ria/internal/option"
 	"github.com/ria-go/ria/internal/script"
 	"github.com/ria-go/ria/internal/wait"
 )
@@ -141,11 +142,8 @@ func (l *Logs) Handler(name string, opts ...HandlerOption) (*Handler, error) {
 	}
 	o := handlerOptions{level: slog.LevelInfo, buffer: DefaultBuffer, batch: DefaultBatch,
 		interval: DefaultInterval, common: true}
-	for _, opt := range opts {
-		if opt == nil {
-			return nil, invalid("handler", "nil option")
-		}
-		opt(&o)
+	if err := option.Apply(&o, opts); err != nil {
+		return nil, invalid("handler", "%v", err)
 	}
 	switch {
 	case o.level == nil:

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ria-go/ria"
 	"github.com/ria-go/ria/internal/keys"
+	"github.com/ria-go/ria/internal/option"
 	"github.com/ria-go/ria/internal/script"
 )
 
@@ -114,11 +115,8 @@ func New(rdb Client, opts ...Option) (*Logs, error) {
 		panic("logs: New with nil client")
 	}
 	o := options{prefix: "logs:", recent: DefaultRecent}
-	for _, opt := range opts {
-		if opt == nil {
-			return nil, invalid("new", "nil option")
-		}
-		opt(&o)
+	if err := option.Apply(&o, opts); err != nil {
+		return nil, invalid("new", "%v", err)
 	}
 	if err := keys.CheckPrefix(o.prefix); err != nil {
 		return nil, fmt.Errorf("logs: new: %w: %w", err, ErrInvalid)

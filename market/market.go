@@ -14,6 +14,7 @@ import (
 
 	"github.com/ria-go/ria"
 	"github.com/ria-go/ria/internal/keys"
+	"github.com/ria-go/ria/internal/option"
 	"github.com/ria-go/ria/internal/script"
 	"github.com/ria-go/ria/lock"
 )
@@ -183,8 +184,8 @@ func New(rdb Client, name string, opts ...Option) (*Market, error) {
 		panic("market: New with a nil client")
 	}
 	o := options{prefix: "market:", timeout: 10 * time.Second, lockTTL: 5 * time.Second}
-	for _, opt := range opts {
-		opt(&o)
+	if err := option.Apply(&o, opts); err != nil {
+		return nil, fmt.Errorf("market: new: %w", err)
 	}
 	if err := keys.CheckEntity("market name", name); err != nil {
 		return nil, fmt.Errorf("market: new: %w", err)

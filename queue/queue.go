@@ -17,6 +17,7 @@ import (
 
 	"github.com/ria-go/ria"
 	"github.com/ria-go/ria/internal/keys"
+	"github.com/ria-go/ria/internal/option"
 	"github.com/ria-go/ria/internal/script"
 )
 
@@ -199,8 +200,8 @@ func New(rdb Client, name string, opts ...Option) (*Group, error) {
 		panic("queue: New with a nil client")
 	}
 	o := options{prefix: "queue:", codec: jsonCodec{}, deadLimit: 10000}
-	for _, opt := range opts {
-		opt(&o)
+	if err := option.Apply(&o, opts); err != nil {
+		return nil, fmt.Errorf("queue: new %q: %w", name, err)
 	}
 	if err := keys.CheckEntity("group name", name); err != nil {
 		return nil, fmt.Errorf("queue: new: %w", err)
@@ -373,8 +374,8 @@ func (g *Group) enqueue(ctx context.Context, jobs []Job, single bool) ([]string,
 	for i, j := range jobs {
 		// (uniqueness keys are compared below, once the payloads are encoded)
 		o := enqueueOptions{maxRetry: defaultMaxRetry}
-		for _, opt := range j.Options {
-			opt(&o)
+		if err := option.Apply(&o, j.Options); err != nil {
+			return nil, g.jobError(single, i, err)
 		}
 		if err := checkJob(j, o); err != nil {
 			return nil, g.jobError(single, i, err)
@@ -498,8 +499,8 @@ func (g *Group) enqueue(ctx context.Context, jobs []Job, single bool) ([]string,
 // written nothing, and enqueue goes the general way.
 func (g *Group) enqueueOne(ctx context.Context, j Job) (ids []string, ok bool, err error) {
 	o := enqueueOptions{maxRetry: defaultMaxRetry}
-	for _, opt := range j.Options {
-		opt(&o)
+	if option.Apply(&o, j.Options) != nil {
+		return nil, false, nil // enqueue reports it
 	}
 	if o.idSet || o.atSet || o.delay != 0 || o.uniqueSet || o.keySet {
 		return nil, false, nil

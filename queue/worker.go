@@ -17,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ria-go/ria"
+	"github.com/ria-go/ria/internal/option"
 	"github.com/ria-go/ria/internal/script"
 	"github.com/ria-go/ria/internal/wait"
 )
@@ -154,8 +155,8 @@ func NewWorker(g *Group, opts ...WorkerOption) (*Worker, error) {
 		base:        time.Second,
 		max:         10 * time.Minute,
 	}
-	for _, opt := range opts {
-		opt(&o)
+	if err := option.Apply(&o, opts); err != nil {
+		return nil, fmt.Errorf("queue: new worker: %w", err)
 	}
 	if len(o.queues) == 0 {
 		return nil, fmt.Errorf("queue: new worker of %q: queues: none given", g.name)

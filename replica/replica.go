@@ -113,7 +113,10 @@ func New(rdb redis.UniversalClient, opts ...Option) (*Waiter, error) {
 		return nil, errors.New("replica: new: a Ring has no single primary: make a Waiter per shard client")
 	}
 	o := options{prefix: "replica:", replicas: 1, timeout: time.Second}
-	for _, opt := range opts {
+	for i, opt := range opts {
+		if opt == nil {
+			return nil, fmt.Errorf("replica: new: nil option (%d of %d)", i+1, len(opts))
+		}
 		if err := opt(&o); err != nil {
 			return nil, fmt.Errorf("replica: new: %w", err)
 		}

@@ -94,12 +94,14 @@ func Filter(f func(term string) string) StandardOption {
 	}
 }
 
-// NewStandard returns a [Standard] analyzer.
+// NewStandard returns a [Standard] analyzer. A nil option is ignored.
 func NewStandard(opts ...StandardOption) *Standard {
 	s := &Standard{min: 2, max: 100}
 	StopWords(BookStopWords...)(s)
 	for _, o := range opts {
-		o(s)
+		if o != nil {
+			o(s)
+		}
 	}
 	return s
 }

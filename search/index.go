@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ria-go/ria/internal/keys"
+	"github.com/ria-go/ria/internal/option"
 )
 
 // Client is the subset of go-redis this package uses: scripts and
@@ -184,8 +185,8 @@ func New(rdb Client, name string, opts ...Option) (*Index, error) {
 		panic("search: New with a nil client")
 	}
 	o := options{prefix: "search:", shards: 1, ttl: DefaultCacheTTL}
-	for _, opt := range opts {
-		opt(&o)
+	if err := option.Apply(&o, opts); err != nil {
+		return nil, fmt.Errorf("search: new %q: %w: %w", name, err, ErrInvalid)
 	}
 	fail := func(format string, args ...any) (*Index, error) {
 		return nil, fmt.Errorf("search: new %q: "+format, append([]any{name}, args...)...)

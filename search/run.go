@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ria-go/ria/internal/option"
 	"github.com/ria-go/ria/internal/script"
 )
 
@@ -100,8 +101,8 @@ type Result struct {
 // A key of the index holding another type is a *ria.KeyError.
 func (x *Index) Search(ctx context.Context, query string, opts ...SearchOption) (*Result, error) {
 	o := searchOptions{mode: "doc", count: 10}
-	for _, opt := range opts {
-		opt(&o)
+	if err := option.Apply(&o, opts); err != nil {
+		return nil, fmt.Errorf("search: search %q: %w: %w", trunc(query), err, ErrInvalid)
 	}
 	fail := func(err error) (*Result, error) {
 		return nil, fmt.Errorf("search: search %q: %w", trunc(query), err)

@@ -17,6 +17,7 @@ import (
 	"github.com/ria-go/ria"
 	"github.com/ria-go/ria/internal/keys"
 	"github.com/ria-go/ria/internal/lease"
+	"github.com/ria-go/ria/internal/option"
 	"github.com/ria-go/ria/internal/script"
 	"github.com/ria-go/ria/internal/wait"
 )
@@ -145,8 +146,8 @@ func New(rdb Client, name string, limit int, timeout time.Duration, opts ...Opti
 		panic("semaphore: New with a nil client")
 	}
 	o := options{prefix: "semaphore:"}
-	for _, opt := range opts {
-		opt(&o)
+	if err := option.Apply(&o, opts); err != nil {
+		return nil, fmt.Errorf("semaphore: new: %w", err)
 	}
 	if err := keys.CheckEntity("semaphore name", name); err != nil {
 		return nil, fmt.Errorf("semaphore: new: %w", err)
@@ -231,8 +232,8 @@ func (s *Semaphore) noPermit(ctx context.Context, err error) error {
 // returned as they are.
 func (s *Semaphore) Acquire(ctx context.Context, opts ...AcquireOption) (*Permit, error) {
 	var o acquireOptions
-	for _, opt := range opts {
-		opt(&o)
+	if err := option.Apply(&o, opts); err != nil {
+		return nil, fmt.Errorf("semaphore: acquire %q: %w", s.name, err)
 	}
 	switch {
 	case o.waitSet && o.wait < 0:

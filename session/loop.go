@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/ria-go/ria/internal/option"
 	"github.com/ria-go/ria/internal/wait"
 )
 
@@ -60,8 +61,8 @@ func WithLogger(l *slog.Logger) LoopOption { return func(o *loopOptions) { o.log
 // loopOpts applies opts over the defaults and checks them.
 func loopOpts(op string, interval time.Duration, opts []LoopOption) (loopOptions, error) {
 	o := loopOptions{interval: interval, batch: 100, now: time.Now}
-	for _, opt := range opts {
-		opt(&o)
+	if err := option.Apply(&o, opts); err != nil {
+		return o, invalid(op, "%v", err)
 	}
 	switch {
 	case o.intervalSet && o.interval <= 0:

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ria-go/ria/internal/keys"
+	"github.com/ria-go/ria/internal/option"
 	"github.com/ria-go/ria/internal/script"
 )
 
@@ -155,8 +156,8 @@ func New(rdb Client, app string, opts ...Option) (*Store, error) {
 		panic("session: New with a nil client")
 	}
 	o := options{prefix: "session:", pageTTL: DefaultPageTTL, cacheTop: DefaultCacheTop}
-	for _, opt := range opts {
-		opt(&o)
+	if err := option.Apply(&o, opts); err != nil {
+		return nil, invalid("new "+strconv.Quote(app), "%v", err)
 	}
 	if err := keys.CheckEntity("app name", app); err != nil {
 		return nil, fmt.Errorf("session: new: %w: %w", err, ErrInvalid)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ria-go/ria"
 	"github.com/ria-go/ria/internal/keys"
+	"github.com/ria-go/ria/internal/option"
 	"github.com/ria-go/ria/internal/script"
 )
 
@@ -96,11 +97,8 @@ func WithBlockSize(n int64) Option { return func(o *options) { o.block = n; o.ma
 // newOptions applies opts, refusing any not named in allowed.
 func newOptions(kind string, opts []Option, allowed ...string) (options, keys.Space, error) {
 	o := options{prefix: "shard:"}
-	for _, opt := range opts {
-		if opt == nil {
-			return o, keys.Space{}, fmt.Errorf("shard: %s: nil option", kind)
-		}
-		opt(&o)
+	if err := option.Apply(&o, opts); err != nil {
+		return o, keys.Space{}, fmt.Errorf("shard: %s: %w", kind, err)
 	}
 	for name := range o.set {
 		if name != "WithPrefix" && !strings.Contains(" "+strings.Join(allowed, " ")+" ", " "+name+" ") {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ria-go/ria/internal/keys"
 	"github.com/ria-go/ria/internal/near"
+	"github.com/ria-go/ria/internal/option"
 	"github.com/ria-go/ria/internal/script"
 	"github.com/ria-go/ria/queue"
 )
@@ -274,8 +275,8 @@ type Network struct {
 // client or group, a prefix holding '{' or '}', or an option out of range.
 func New(rdb Client, tasks *queue.Group, opts ...Option) (*Network, error) {
 	o := options{prefix: "social:", cap: DefaultTimelineCap, batch: DefaultFanoutBatch, queue: DefaultQueue}
-	for _, opt := range opts {
-		opt(&o)
+	if err := option.Apply(&o, opts); err != nil {
+		return nil, fmt.Errorf("social: new: %w", err)
 	}
 	switch {
 	case rdb == nil:

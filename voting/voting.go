@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ria-go/ria/internal/keys"
+	"github.com/ria-go/ria/internal/option"
 	"github.com/ria-go/ria/internal/script"
 )
 
@@ -182,8 +183,8 @@ func New(rdb Client, site string, opts ...Option) (*Site, error) {
 		panic("voting: New with a nil client")
 	}
 	o := options{prefix: "voting:", cacheTTL: DefaultGroupCacheTTL}
-	for _, opt := range opts {
-		opt(&o)
+	if err := option.Apply(&o, opts); err != nil {
+		return nil, fmt.Errorf("voting: new: %w", err)
 	}
 	if err := keys.CheckEntity("site", site); err != nil {
 		return nil, fmt.Errorf("voting: new: %w", err)

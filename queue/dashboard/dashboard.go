@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ria-go/ria/internal/option"
 	"github.com/ria-go/ria/queue"
 )
 
@@ -105,8 +106,8 @@ func New(g *queue.Group, opts ...Option) (*Handler, error) {
 		panic("dashboard: New with a nil group")
 	}
 	o := options{pageSize: DefaultPageSize, timeout: 10 * time.Second}
-	for _, opt := range opts {
-		opt(&o)
+	if err := option.Apply(&o, opts); err != nil {
+		return nil, fmt.Errorf("dashboard: new: %w", err)
 	}
 	if o.base == "/" {
 		o.base = ""
