@@ -96,8 +96,9 @@
 //     re-send finds the record and gets the first run's answer instead of
 //     running again. A deposit is made once, a purchase is made once, a
 //     listing is taken back once, and a call that succeeded never comes
-//     back as ErrUserExists, ErrItemExists, ErrNotOwned or ErrNotListed. A client with MaxRetries -1 never
-//     re-sends, and keeps no records.
+//     back as ErrUserExists, ErrItemExists, ErrNotOwned or ErrNotListed. A client with MaxRetries -1
+//     (on a Cluster, MaxRedirects -1 too) never re-sends, and keeps no
+//     records.
 //   - The WATCH variants ([Market.ListWatch], [Market.BuyWatch],
 //     [Market.BuyLocked]): go-redis does not re-send EXEC (the transaction's
 //     connection is gone), so a lost EXEC reply leaves the outcome open.

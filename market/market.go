@@ -175,8 +175,8 @@ type Market struct {
 // New returns the market called name. Every key of a market carries the
 // hash tag {name}, so a market lives in one Redis Cluster slot.
 //
-// New returns an error naming the bad argument if name is empty or starts
-// with '}', the prefix holds '{' or '}', the timeout is not positive or the
+// New returns an error naming the bad argument if name is empty or holds
+// '{' or '}', the prefix holds '{' or '}', the timeout is not positive or the
 // lock TTL is under a millisecond. It panics if rdb is nil. Nothing reaches
 // Redis.
 func New(rdb Client, name string, opts ...Option) (*Market, error) {
@@ -530,12 +530,14 @@ func checkAmount(what string, v, least int64) error {
 	return nil
 }
 
-// parseFunds parses the funds field of the user hash key.
+// parseFunds parses the funds field of the user hash key: an integer as
+// Redis writes one (HINCRBY refuses "+1" or "0125") within ±2^53, as the
+// scripts' check_hint wants it, so that no increment of it can fail.
 func parseFunds(key, s string) (int64, error) {
 	f, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
+	if err != nil || strconv.FormatInt(f, 10) != s || f > 1<<53 || f < -1<<53 {
 		return 0, &ria.KeyError{Role: roleUser + " field funds", Key: key, Got: strconv.Quote(clip(s)),
-			Want: "an integer", Err: ria.ErrCorrupt}
+			Want: "an integer within ±2^53", Err: ria.ErrCorrupt}
 	}
 	return f, nil
 }

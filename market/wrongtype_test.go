@@ -154,12 +154,13 @@ func TestMarket_corruptValues(t *testing.T) {
 				k := func(part string) string { return key(b, v.name, part) }
 				book(t, m)
 				require.NoError(t, m.List(ctx, "17", "ItemA", 10))
-				for _, c := range []struct {
+				type corruptCase struct {
 					name      string
 					key, role string
 					corrupt   func() error
 					call      func() error
-				}{
+				}
+				cases := []corruptCase{
 					{"buyer's funds", k("user:27"), "market user field funds",
 						func() error { return b.Client.HSet(ctx, k("user:27"), "funds", "12x").Err() },
 						func() error { _, err := v.buy(m, ctx, "27", "17", "ItemA", 10); return err }},
@@ -175,7 +176,23 @@ func TestMarket_corruptValues(t *testing.T) {
 					{"money supply, new user", k("money"), "market money",
 						func() error { return b.Client.Set(ctx, k("money"), "1e3", 0).Err() },
 						func() error { return m.AddUser(ctx, "28", "Carol", 5) }},
-				} {
+				}
+				// Integers that Redis's HINCRBY refuses, or that an increment
+				// would take past 64 bits: they passed the checks, and the
+				// write failed halfway (money made or lost).
+				for _, bad := range []string{"0125", "+125", "-0", "99999999999999999999", "9223372036854775800"} {
+					cases = append(cases,
+						corruptCase{"buyer's funds " + bad, k("user:27"), "market user field funds",
+							func() error { return b.Client.HSet(ctx, k("user:27"), "funds", bad).Err() },
+							func() error { _, err := v.buy(m, ctx, "27", "17", "ItemA", 10); return err }},
+						corruptCase{"seller's funds " + bad, k("user:17"), "market user field funds",
+							func() error { return b.Client.HSet(ctx, k("user:17"), "funds", bad).Err() },
+							func() error { _, err := v.buy(m, ctx, "27", "17", "ItemA", 10); return err }},
+						corruptCase{"funds of a deposit " + bad, k("user:27"), "market user field funds",
+							func() error { return b.Client.HSet(ctx, k("user:27"), "funds", bad).Err() },
+							func() error { _, err := m.AddFunds(ctx, "27", 5); return err }})
+				}
+				for _, c := range cases {
 					good := snapshot(t, b)
 					require.NoError(t, c.corrupt())
 					before := snapshot(t, b)

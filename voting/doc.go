@@ -77,7 +77,7 @@
 //     from the client's options: MaxRetries times (PoolTimeout +
 //     WriteTimeout + ReadTimeout + MaxRetryBackoff), plus a second, at most
 //     5 minutes; 52 s with go-redis v9's defaults, none (no record is
-//     written) with MaxRetries -1. Each call keeps about 120 bytes for that
+//     written) with MaxRetries -1 (on a Cluster, MaxRedirects -1 too). Each call keeps about 120 bytes for that
 //     window (measured on Redis 7.0 with the default prefix), so 1,000
 //     votes/s keep some 6 MB of records with the defaults; give a busy site
 //     a client with fewer retries or shorter timeouts to shrink it. A

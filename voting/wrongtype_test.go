@@ -152,6 +152,14 @@ func TestSite_corruptValues(t *testing.T) {
 				func() error { _, err := s.Unvote(ctx, id, "alice"); return err }, "article:" + id, "voting article field votes"},
 			{"downvotes not a number, unvote", func() { b.Client.HSet(ctx, key(b, "article:"+id), "downvotes", "") },
 				func() error { _, err := s.Unvote(ctx, id, "alice"); return err }, "article:" + id, "voting article field downvotes"},
+			// integers HINCRBY refuses, or one an increment takes past 64
+			// bits: the voter set was written, then the count failed
+			{"votes with a leading zero", func() { b.Client.HSet(ctx, key(b, "article:"+id), "votes", "01") },
+				func() error { _, err := s.Vote(ctx, id, "bob", voting.Up); return err }, "article:" + id, "voting article field votes"},
+			{"votes at 64 bits' limit", func() { b.Client.HSet(ctx, key(b, "article:"+id), "votes", "9223372036854775807") },
+				func() error { _, err := s.Vote(ctx, id, "bob", voting.Up); return err }, "article:" + id, "voting article field votes"},
+			{"votes with a leading zero, unvote", func() { b.Client.HSet(ctx, key(b, "article:"+id), "votes", "01") },
+				func() error { _, err := s.Unvote(ctx, id, "alice"); return err }, "article:" + id, "voting article field votes"},
 		} {
 			c.set()
 			corrupt := b.Snapshot()

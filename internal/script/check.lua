@@ -26,20 +26,40 @@ local function check_types(spec)
   end
 end
 
--- check_int: key is missing or a string holding an integer (a counter).
+-- is_int64: v is an integer as Redis reads one for INCRBY (no '+', no
+-- leading zeros, no '-0'), within 64 bits. A looser test would pass a value
+-- that Redis then refuses at the increment, after the script's first write.
+local function is_int64(v)
+  if v == '0' then return true end
+  local neg, d = string.match(v, '^(%-?)([1-9]%d*)$')
+  if not d or #d > 19 then return false end
+  return #d < 19 or d <= (neg == '-' and '9223372036854775808' or '9223372036854775807')
+end
+
+-- is_count: is_int64 within ±2^53, which Lua's numbers hold exactly and
+-- which no increment a script makes takes past 64 bits.
+local function is_count(v)
+  if not is_int64(v) then return false end
+  local d = string.match(v, '%d+')
+  return #d < 16 or #d == 16 and d <= '9007199254740992'
+end
+
+-- check_int: key is missing or a string holding an integer (a counter, of
+-- up to 64 bits).
 local function check_int(key, role)
   local bad = check_type(key, 'string', role)
   if bad then return bad end
   local v = redis.call('get', key)
-  if v and not string.match(v, '^%-?%d+$') then
+  if v and not is_int64(v) then
     return key_error('CORRUPT', key, role, string.format('%q', string.sub(v, 1, 40)), 'an integer')
   end
 end
 
--- check_hint: field of the hash key is missing or holds an integer.
+-- check_hint: field of the hash key is missing or holds a count: an
+-- integer within ±2^53.
 local function check_hint(key, field, role)
   local v = redis.call('hget', key, field)
-  if v and not string.match(v, '^%-?%d+$') then
-    return key_error('CORRUPT', key, role .. ' field ' .. field, string.format('%q', string.sub(v, 1, 40)), 'an integer')
+  if v and not is_count(v) then
+    return key_error('CORRUPT', key, role .. ' field ' .. field, string.format('%q', string.sub(v, 1, 40)), 'an integer within ±2^53')
   end
 end

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net"
+	"strconv"
 	"testing"
 	"time"
 
@@ -284,5 +285,47 @@ return redis.call('incrby', KEYS[1], ARGV[1])`)
 		assert.ErrorIs(t, err, ria.ErrOutcomeUnknown)
 		assert.Equal(t, int64(1), f.Lost())
 		assert.Equal(t, "15", b.Client.Get(ctx, k).Val(), "ran once: not re-sent")
+	})
+}
+
+// check_int passes exactly the values Redis's INCRBY reads as integers (a
+// looser test let "0125" or a 20-digit value through, and the increment
+// then failed after a script's first write); check_hint, the counts
+// within ±2^53.
+func TestCheckInt_values(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		s := script.New("ints", `
+local bad = check_int(KEYS[1], 'test counter')
+if bad then return 'int' end
+bad = check_hint(KEYS[2], 'n', 'test hash')
+if bad then return 'count' end
+return 'ok'`)
+		k, h := b.Prefix+"{c}:n", b.Prefix+"{c}:h"
+		values := []string{"0", "1", "-1", "7", "10", "-10", "9007199254740991", "9007199254740992", "-9007199254740992",
+			"9007199254740993", "-9007199254740993", "9223372036854775807", "-9223372036854775808",
+			"9223372036854775808", "-9223372036854775809", "99999999999999999999", "0125", "00", "-0", "+1", "01",
+			"1.5", " 1", "1 ", "", "-", "1e3", "0x10", "١٢"}
+		for _, v := range values {
+			require.NoError(t, b.Client.Set(ctx, k, v, 0).Err())
+			require.NoError(t, b.Client.HSet(ctx, h, "n", v).Err())
+			got, err := s.Run(ctx, b.Client, []string{k, h})
+			require.NoError(t, err)
+			// What Redis reads as an integer: what it would write back.
+			n, perr := strconv.ParseInt(v, 10, 64)
+			isInt := perr == nil && strconv.FormatInt(n, 10) == v
+			if b.Real() { // miniredis's INCRBY is looser ("+1", "0125")
+				assert.Equal(t, isInt, b.Client.IncrBy(ctx, k, 0).Err() == nil, "%q: Redis's INCRBY agrees", v)
+			}
+			count := isInt && n >= -1<<53 && n <= 1<<53
+			want := "ok"
+			switch {
+			case !isInt:
+				want = "int"
+			case !count:
+				want = "count"
+			}
+			assert.Equal(t, want, got, "%q", v)
+		}
 	})
 }
