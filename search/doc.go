@@ -209,9 +209,12 @@
 // the masters of a Cluster whose slots are evenly split. A search runs
 // on every shard in one pipeline and merges the shards' ordered entries in
 // Go, answering exactly as one unsharded index given the same Adds and
-// Removes would (same order, same total; a document removed between a
-// search and its later Page may be in one's page and not the other's);
-// each shard returns offset+count entries for a page, so deep
+// Removes would (same order, same total; a document removed or
+// re-indexed between a search and its later Page may be placed
+// differently by the two). The shards' lists are merged each in its own
+// order, so the pages of one result never show a document twice, even
+// when re-indexing between pages changed sort keys. Each shard returns
+// offset+count entries for a page, so deep
 // pages of a sharded index cost more. Open an index with the same name,
 // prefix and shard count every time: the count is part of the layout.
 //

@@ -219,3 +219,42 @@ func TestSearch_lazyCorrupt(t *testing.T) {
 		b.Flush()
 	})
 }
+
+// TestSearch_shardedPagesAfterReindex: documents re-indexed between a
+// sharded search and its later pages with sort keys that now sort first.
+// A shard orders the rest of its result by the keys of then, after the
+// entries the search ordered: the pages must still make one result, each
+// matching document on exactly one page (a sort of every shard's entries
+// together moved such a document ahead on every later page, and another
+// one back onto a page already read).
+func TestSearch_shardedPagesAfterReindex(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		x := newIndex(t, b, search.WithShards(3))
+		var docs []search.Document
+		for i := range 30 {
+			docs = append(docs, search.Document{ID: fmt.Sprintf("d%02d", i), Text: "common",
+				Fields: map[string]string{"title": fmt.Sprintf("t%02d", i)}})
+		}
+		_, _, err := x.Add(ctx, docs...)
+		require.NoError(t, err)
+		r, err := x.Search(ctx, "common", search.ByField("title", false), search.Limit(0, 5))
+		require.NoError(t, err)
+		require.Equal(t, []string{"d00", "d01", "d02", "d03", "d04"}, r.IDs)
+		for _, id := range []string{"d20", "d25", "d29"} { // not ordered by the search
+			_, _, err := x.Add(ctx, search.Document{ID: id, Text: "common", Fields: map[string]string{"title": "a" + id}})
+			require.NoError(t, err)
+		}
+		got := slices.Clone(r.IDs)
+		for off := 5; off < r.Total; off += 5 {
+			p, err := x.Page(ctx, r.ID, off, 5)
+			require.NoError(t, err)
+			got = append(got, p.IDs...)
+		}
+		var want []string
+		for _, d := range docs {
+			want = append(want, d.ID)
+		}
+		assert.ElementsMatch(t, want, got, "every document on one page")
+	})
+}

@@ -232,7 +232,7 @@ func (x *Index) merge(sid string, offset, count int, calls []*script.Call) (*Res
 	}
 	numeric := mode == "num" || mode == "z" || mode == "rel" || mode == "doc"
 	r := &Result{ID: sid, Offset: offset}
-	var all []entry
+	lists := make([][]entry, 0, len(calls))
 	var errs []error
 	for _, c := range calls {
 		if c.Err != nil {
@@ -255,6 +255,7 @@ func (x *Index) merge(sid string, offset, count int, calls []*script.Call) (*Res
 		}
 		r.Total += int(total)
 		items, _ := arr[1].([]any)
+		var l []entry
 		for i := 0; i+1 < len(items); i += 2 {
 			id, _ := items[i].(string)
 			key, _ := items[i+1].(string)
@@ -262,19 +263,20 @@ func (x *Index) merge(sid string, offset, count int, calls []*script.Call) (*Res
 			if numeric {
 				e.n, _ = strconv.ParseFloat(key, 64)
 			}
-			all = append(all, e)
+			l = append(l, e)
 		}
+		lists = append(lists, l)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	if len(x.shards) == 1 {
-		for _, e := range all {
+		for _, e := range lists[0] {
 			r.IDs = append(r.IDs, e.id)
 		}
 		return r, nil
 	}
-	slices.SortFunc(all, func(a, b entry) int {
+	less := func(a, b entry) bool {
 		var c int
 		if numeric {
 			c = cmp.Compare(a.n, b.n)
@@ -285,12 +287,31 @@ func (x *Index) merge(sid string, offset, count int, calls []*script.Call) (*Res
 			c = -c
 		}
 		if c != 0 {
-			return c
+			return c < 0
 		}
-		return strings.Compare(a.id, b.id)
-	})
-	for i := offset; i < len(all) && i < offset+count; i++ {
-		r.IDs = append(r.IDs, all[i].id)
+		return a.id < b.id
+	}
+	// Merge the shards' lists, each taken in its own order: a list is
+	// sorted, except when documents were re-indexed between a search and
+	// a Page that ordered the rest of its shard's result by the keys of
+	// then. Taken in order, the first n merged entries depend only on the
+	// first n of each list, so every page of a result comes from one
+	// merged order: no ID on two pages.
+	heads := make([]int, len(lists))
+	for n := 0; n < offset+count; n++ {
+		best := -1
+		for i, l := range lists {
+			if heads[i] < len(l) && (best < 0 || less(l[heads[i]], lists[best][heads[best]])) {
+				best = i
+			}
+		}
+		if best < 0 {
+			break
+		}
+		if n >= offset {
+			r.IDs = append(r.IDs, lists[best][heads[best]].id)
+		}
+		heads[best]++
 	}
 	return r, nil
 }
