@@ -221,7 +221,10 @@ type flight struct {
 	stale   chan struct{} // closed (if made) by a Set or Delete of the key meanwhile
 	payload string        // written by the leader before done is closed
 	err     error
-	retry   bool // the leader panicked or its own ctx ended
+	// retry: the leader panicked, its own ctx ended, or it loaded a value
+	// that was not stored (a Set or Delete, maybe of another process, may
+	// have ended its lease): look again.
+	retry bool
 }
 
 // New returns the cache name of values of type T, backed by rdb. Options:
@@ -289,9 +292,12 @@ func (c *Cache[T]) Name() string { return c.name }
 // the work, the others wait for it in memory, each with its own ctx, and
 // receive its value, or its error if load failed (they do not call their
 // own load then). If the first Get's ctx ended or its load panicked, one of
-// them starts over instead. A Get that starts after a [Cache.Set] or
-// [Cache.Delete] of the key has returned does not join a Get that started
-// before it, and those that had joined one look again at once.
+// them starts over instead; if its loaded value was not stored (a Set or
+// Delete in any process ended its lease, the lease ran out, or the store
+// failed), they look again: only the first Get's caller receives that
+// value. A Get that starts after a [Cache.Set] or [Cache.Delete] of the
+// key by this Cache has returned does not join a Get that started before
+// it, and those that had joined one look again at once.
 //
 // If load panics, the lease is given back (waiters elsewhere take over at
 // once) and the panic propagates to Get's caller. A background reload that
@@ -329,7 +335,7 @@ func (c *Cache[T]) Name() string { return c.name }
 // waiter (read, register, wait), 2 if the value was stored by the time it
 // registered, plus 2 for a waiter each time it must look again (the loader
 // failed, the value was over 64 KiB, a Delete, the lease ended); a Get that
-// joins another Get of its process makes none. Gets of different keys
+// joins another Get of its process makes none, unless it must look again. Gets of different keys
 // made at the same time send their first commands together (see the
 // package doc's Round trips).
 func (c *Cache[T]) Get(ctx context.Context, key string, load func(ctx context.Context) (T, error)) (T, error) {
@@ -402,12 +408,15 @@ func (c *Cache[T]) shared(ctx context.Context, key string, load func(context.Con
 	if c.near != nil {
 		t = c.near.Begin(key)
 	}
-	v, payload, fresh, err := c.getNear(ctx, key, load, nil)
+	v, payload, fresh, unstored, err := c.getNear(ctx, key, load, nil)
 	if c.near != nil {
 		c.near.Finish(key, t, payload, fresh, err == nil)
 	}
 	f.payload, f.err = payload, err
-	f.retry = err != nil && ctx.Err() != nil // not the followers' problem
+	// A ctx that ended is not the followers' problem. A loaded value that
+	// was not stored may be what a Set or Delete invalidated: only the
+	// leader's caller gets it.
+	f.retry = err != nil && ctx.Err() != nil || err == nil && unstored
 	return v, err
 }
 
@@ -610,7 +619,7 @@ func parseStep(name string, v any) (step, error) {
 }
 
 func (c *Cache[T]) get(ctx context.Context, key string, load func(context.Context) (T, error), bad *string) (T, string, error) {
-	v, payload, _, err := c.getNear(ctx, key, load, bad)
+	v, payload, _, _, err := c.getNear(ctx, key, load, bad)
 	return v, payload, err
 }
 
@@ -619,8 +628,11 @@ func (c *Cache[T]) get(ctx context.Context, key string, load func(context.Contex
 // cache: the time the Get began plus the entry's PTTL read in the same
 // round trip as the value, or plus the TTL for a value stored after the
 // Get began (by it, or by the loader it waited for), less the refresh
-// window and the grace.
-func (c *Cache[T]) getNear(ctx context.Context, key string, load func(context.Context) (T, error), bad *string) (T, string, time.Time, error) {
+// window and the grace; and unstored: the value (err nil) is this Get's
+// own load's, and was not stored (a Set or Delete, maybe of another
+// process, or the lease running out ended the lease first; or the store
+// failed).
+func (c *Cache[T]) getNear(ctx context.Context, key string, load func(context.Context) (T, error), bad *string) (T, string, time.Time, bool, error) {
 	var zero T
 	var base time.Time
 	if c.near != nil {
@@ -646,7 +658,7 @@ func (c *Cache[T]) getNear(ctx context.Context, key string, load func(context.Co
 	token := marker[len(markPrefix):]
 	for {
 		if err := ctx.Err(); err != nil {
-			return zero, "", time.Time{}, fmt.Errorf("cache: get %q: %w", key, err)
+			return zero, "", time.Time{}, false, fmt.Errorf("cache: get %q: %w", key, err)
 		}
 		var (
 			cur        string
@@ -667,25 +679,25 @@ func (c *Cache[T]) getNear(ctx context.Context, key string, load func(context.Co
 				// lost: give it back so that nobody waits for it.
 				c.releaseLease(ctx, keys(), token)
 			}
-			return zero, "", time.Time{}, fmt.Errorf("cache: get %q: %w", key, err)
+			return zero, "", time.Time{}, false, fmt.Errorf("cache: get %q: %w", key, err)
 		}
 		var fresh time.Time
 		if !found && ctx.Err() != nil { // ended while the claim was on its way
 			c.releaseLease(ctx, keys(), token)
-			return zero, "", time.Time{}, fmt.Errorf("cache: get %q: %w", key, ctx.Err())
+			return zero, "", time.Time{}, false, fmt.Errorf("cache: get %q: %w", key, ctx.Err())
 		}
 		if !found {
 			v, payload, stored, err := c.load(ctx, key, keys(), token, load)
-			return v, payload, loaded(stored), err
+			return v, payload, loaded(stored), !stored, err
 		}
 		if tok, _, ok := parseMark(cur); ok {
 			if tok == token { // our own claim, re-sent after a lost reply
 				v, payload, stored, err := c.load(ctx, key, keys(), token, load)
-				return v, payload, loaded(stored), err
+				return v, payload, loaded(stored), !stored, err
 			}
 			payload, ok, err := c.waitFor(ctx, keys(), tok)
 			if err != nil {
-				return zero, "", time.Time{}, fmt.Errorf("cache: get %q: %w", key, err)
+				return zero, "", time.Time{}, false, fmt.Errorf("cache: get %q: %w", key, err)
 			}
 			if !ok {
 				continue // look again
@@ -706,7 +718,7 @@ func (c *Cache[T]) getNear(ctx context.Context, key string, load func(context.Co
 		} else if left == -1 && !base.IsZero() { // no TTL: SET by hand
 			fresh = base.Add(c.near.MaxStale())
 		}
-		return v, cur, fresh, nil
+		return v, cur, fresh, false, nil
 	}
 }
 

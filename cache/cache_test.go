@@ -647,17 +647,7 @@ func TestCache_SetDelete_duringLoad_sameProcess(t *testing.T) {
 				ctx := t.Context()
 				c := newCache[string](t, b.Client, b)
 				l := newGatedLoader(t, 1)
-				get := func() <-chan string {
-					ch := make(chan string, 1)
-					go func() {
-						v, err := c.Get(ctx, op, l.load)
-						if err != nil {
-							v = err.Error()
-						}
-						ch <- v
-					}()
-					return ch
-				}
+				get := func() <-chan string { return getAsync(ctx, c, op, l.load) }
 				loader := get()
 				require.Eventually(t, func() bool { return l.calls.Load() == 1 }, 20*time.Second, time.Millisecond)
 				joined := get()
@@ -679,6 +669,61 @@ func TestCache_SetDelete_duringLoad_sameProcess(t *testing.T) {
 				v, err := c.Get(ctx, op, l.load)
 				require.NoError(t, err)
 				assert.Equal(t, want, v)
+			})
+		}
+	})
+}
+
+// getAsync runs c.Get(ctx, key, load) in a goroutine; the channel gives its
+// value, or its error's text.
+func getAsync(ctx context.Context, c *cache.Cache[string], key string, load func(context.Context) (string, error)) <-chan string {
+	ch := make(chan string, 1)
+	go func() {
+		v, err := c.Get(ctx, key, load)
+		if err != nil {
+			v = err.Error()
+		}
+		ch <- v
+	}()
+	return ch
+}
+
+// A Set or Delete by another process during a load of this one ends its
+// lease: the load's value is not stored, and the Gets of this process that
+// joined that load, before or after the Set or Delete returned, look again
+// once it returns (the Set value, or a load after the Delete). The
+// loader's own caller still gets its value.
+func TestCache_SetDelete_duringLoad_otherProcess(t *testing.T) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
+		for _, op := range []string{"set", "delete"} {
+			t.Run(op, func(t *testing.T) {
+				ctx := t.Context()
+				c := newCache[string](t, b.Client, b)
+				rdb, _ := b.NewClient()
+				other := newCache[string](t, rdb, b) // another process
+				l := newGatedLoader(t, 1)
+				get := func() <-chan string { return getAsync(ctx, c, op, l.load) }
+				loader := get()
+				require.Eventually(t, func() bool { return l.calls.Load() == 1 }, 20*time.Second, time.Millisecond)
+				before := get()
+				require.Eventually(t, func() bool { return c.FollowingForTest() == 1 }, 20*time.Second, time.Millisecond)
+
+				want, loads := "set", int64(1)
+				if op == "set" {
+					require.NoError(t, other.Set(ctx, op, "set"))
+				} else {
+					require.NoError(t, other.Delete(ctx, op))
+					want, loads = "v2", 2 // loaded again, not the load in flight
+				}
+				after := get()
+				require.Eventually(t, func() bool { return c.FollowingForTest() == 2 }, 20*time.Second, time.Millisecond,
+					"a Get started after the %s joins the load (this process cannot know of it)", op)
+				l.open()
+				assert.Equal(t, "v1", recv(t, loader, 10*time.Second, nil), "the loader's caller gets its value")
+				assert.Equal(t, want, recv(t, before, 10*time.Second, nil), "a Get that joined the load before the %s", op)
+				assert.Equal(t, want, recv(t, after, 10*time.Second, nil), "a Get started after the %s", op)
+				assert.Equal(t, loads, l.calls.Load())
+				assert.Equal(t, `"`+want+`"`, raw(t, b, key(b, "jobs", op, "val")), "the load's value is not stored")
 			})
 		}
 	})

@@ -43,9 +43,11 @@
 //     blocks on the lease's own wake list (BLMOVE, no polling), receiving
 //     the value the store pushes there. Concurrent Gets of a key in one
 //     process share one Get: one read, one wait or load, and its result
-//     (its error too, if its load failed). A failed load wakes the waiters
-//     of other processes at once and one takes over; a hung or dead loader
-//     is replaced when its lease ends.
+//     (its error too, if its load failed; a loaded value that was not
+//     stored, because a Set or Delete ended its lease, goes to its loader's
+//     caller only, and the others look again). A failed load wakes the
+//     waiters of other processes at once and one takes over; a hung or dead
+//     loader is replaced when its lease ends.
 //   - Expiry cliffs. With [WithRefreshAhead] an entry close to its end is
 //     returned as usual while one caller reloads it in the background; with
 //     [WithStaleGrace] an expired entry is kept for a grace time and served
@@ -115,7 +117,9 @@
 //     the call changed nothing. A counter sum beyond the int64 range gives
 //     [ErrOverflow], also before any write.
 //   - Numbers are bounded: durations (TTLs, leases, windows, grace) at most
-//     [MaxDuration], list lengths and ranges at most [MaxN], scores finite.
+//     [MaxDuration], list lengths and ranges at most [MaxN], scores finite;
+//     a [Limit]'s full burst refills within MaxDuration, and a request asks
+//     for at most its Burst.
 //     Guard.Allow needs Redis 7.0 or later (SET with both NX and GET), as
 //     does Get (the same command).
 //
@@ -194,9 +198,12 @@
 //     lease), a waiter's registration, the loader's store (a re-send finds
 //     its own value and answers "stored" again), Set, Delete, the releases,
 //     the background refresh check, Counter.Set, Guard.Allow (SET key <nonce> NX PX GET:
-//     a re-send finds its own nonce and answers true), Top.Add (ZADD of the
+//     a re-send within the window finds its own nonce and answers true; one
+//     after it may find another call's key, so a refusal whose reply took
+//     the window or longer is an unknown outcome, and a re-send after it
+//     that finds the key free sets it again), Top.Add (ZADD of the
 //     same score), Counter.Get (INCRBY 0; a restore lease names its taker),
-//     Guard.Reset and Latest.Clear (DEL).
+//     Guard.Reset, Limiter.Reset and Latest.Clear (DEL).
 //     With [WithNear], a re-sent Set or Delete publishes its invalidation
 //     again (a key dropped twice: harmless); a re-sent store, none.
 //   - Never re-sent: [Limiter.AllowN] runs its script in MULTI/EXEC, which
@@ -218,14 +225,16 @@
 //     reply, and Redis's per-key and expiry overhead), so 1,000 Incr/s
 //     keep about 52,000 records, some 10 MB, with the defaults. Give a hot
 //     counter a client with fewer retries or shorter timeouts to shrink
-//     it, or MaxRetries -1 to keep none (a lost reply is then an error
+//     it, or MaxRetries -1 (on a Cluster, MaxRedirects -1 too) to keep
+//     none (a lost reply is then an error
 //     whose outcome is unknown, below). Counter.Get, Top.Add and the
 //     Cache's calls keep none.
 //
 // When every attempt lost its reply, the call returns an error wrapping
 // [ria.ErrOutcomeUnknown]: it may or may not have taken effect; read the
 // state to find out. A refusal (Guard.Allow's false, a KeyError,
-// ErrOverflow) always means the call changed nothing. A Get whose first
+// ErrOverflow) always means the call changed nothing (for Guard.Allow,
+// unless a Guard.Reset of its key came between its run and its re-send). A Get whose first
 // command failed that way gives back the lease it may have taken.
 //
 // # Keys
@@ -256,9 +265,12 @@
 //	                                     Top.Remove, for its re-sends; PX
 //	                                     the client's retry window
 //
-// Names must not contain '{', '}' or ':'; keys may be any non-empty string
-// (braces included: no part holds a '}', so the last '}' of a key closes
-// its tag, and all the keys of one entry share its slot).
+// Names must not contain '{', '}' or ':'; keys may be any non-empty string,
+// braces included. Redis Cluster hashes what lies between a key's first
+// '{' and the first '}' after it: {N:K} whole, or for a K holding a '}',
+// N: and K up to that brace; either way the same for all the keys of one
+// entry, which so share its slot. No part holds a '}', so the last '}'
+// ends N:K and a key names one entry.
 //
 // # Round trips
 //
@@ -279,7 +291,8 @@
 //	               TYPE, SET KEEPTTL (the first waiter), PTTL]; BLMOVE; 2 if
 //	               the value was stored by the time it registered; +2 per
 //	               look again
-//	               a Get that joins another Get of its process: 0
+//	               a Get that joins another Get of its process: 0 (as a
+//	               Get of its own if it must look again)
 //	               due for refresh: 1, and 1 in the background to take the
 //	               refresh lease, then the reload and its store
 //	Cache.Set      1 [EVALSHA: GET, SET, and as the store; with WithNear,
@@ -299,7 +312,7 @@
 //	Guard.Allow    1 (SET NX PX GET) [1]; Reset 1 (DEL, idempotent)
 //	Limiter.AllowN 1 [MULTI, EVALSHA: GET, TIME, and when allowed SET of
 //	               the TAT; EXEC]; calls made at the same time share it
-//	               (below); Reset 1 (DEL)
+//	               (below); Reset 1 (DEL, idempotent)
 //	Latest.Push    1 [EVALSHA: GET and SET of its record, TYPE, LPUSH, LTRIM,
 //	               PEXPIRE with a TTL]
 //	Latest.List    1; Len 1 (LLEN); Clear 1 (DEL, idempotent)

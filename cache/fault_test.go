@@ -438,3 +438,25 @@ func TestFaults_Cache_refresh(t *testing.T) {
 		}
 	})
 }
+
+// The background check that found the entry expired took its lease (2:
+// load); a waiter then registered on that lease (the marker gains ':w').
+// A re-send of the check must answer 2 again, or nobody loads and releases
+// the lease and the waiters sit it out.
+func TestCache_refreshCheck_resentAfterWaiter(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		c := newCache[string](t, b.Client, b, cache.WithRefreshAhead(time.Second))
+		n, err := c.RefreshCheckForTest(ctx, "k", "tokA")
+		require.NoError(t, err)
+		require.Equal(t, int64(2), n, "the entry is missing: the check takes its lease")
+		require.NoError(t, c.RegisterForTest(ctx, "k", "tokA"))
+		require.Equal(t, cache.MarkerForTest("tokA", true), raw(t, b, key(b, "jobs", "k", "val")))
+		n, err = c.RefreshCheckForTest(ctx, "k", "tokA") // the re-send
+		require.NoError(t, err)
+		assert.Equal(t, int64(2), n, "a re-sent check holds its lease")
+		n, err = c.RefreshCheckForTest(ctx, "k", "tokB") // someone else
+		require.NoError(t, err)
+		assert.Equal(t, int64(0), n, "another caller's check")
+	})
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/ria-go/ria"
 	"github.com/ria-go/ria/internal/keys"
 	"github.com/ria-go/ria/internal/script"
 )
@@ -44,10 +45,25 @@ func (g *Guard) Name() string { return g.name }
 // in one round trip: SET key <nonce> NX PX window GET, which also tells a
 // call that go-redis re-sent after a lost reply that the key holds its own
 // nonce, so that it answers true. The window is not extended by refused
-// calls. It must be at least 1ms and at most [MaxDuration]. If every
-// attempt lost its reply, the error wraps [ria.ErrOutcomeUnknown]; a key
-// that holds another type than a STRING gives a [*ria.KeyError]. Needs
-// Redis 7.0 or later (SET with both NX and GET).
+// calls. It must be at least 1ms and at most [MaxDuration], and counts in
+// whole milliseconds.
+//
+// A re-send that comes after the window no longer finds its own nonce: if
+// another call took the key meanwhile, it would read that call's nonce and
+// refuse a call that did get through. So a refusal whose reply took the
+// window or longer (from before sending to the reply, as measured by this
+// process; only a re-send after the window can take that long) returns an
+// error wrapping [ria.ErrOutcomeUnknown] instead of false. With no other
+// call meanwhile, such a re-send sets the key again and answers true: the
+// window then restarts from the re-send. go-redis re-sends a command whose
+// reply a read timeout lost ReadTimeout (3 s by default) after sending it,
+// so this matters for windows shorter than that. A [Guard.Reset] of key
+// between a call's run and its re-send can still make it answer false (as
+// if it came after the Reset).
+//
+// If every attempt lost its reply, the error wraps [ria.ErrOutcomeUnknown];
+// a key that holds another type than a STRING gives a [*ria.KeyError].
+// Needs Redis 7.0 or later (SET with both NX and GET).
 func (g *Guard) Allow(ctx context.Context, key string, window time.Duration) (bool, error) {
 	if err := checkKey("guard allow", key); err != nil {
 		return false, err
@@ -56,14 +72,25 @@ func (g *Guard) Allow(ctx context.Context, key string, window time.Duration) (bo
 		return false, fmt.Errorf("cache: guard %s allow %q: window %v: must be at least 1ms and at most %v", g.name, key, window, MaxDuration)
 	}
 	k, nonce := g.guardKey(key), script.Nonce()
-	held, err := g.rdb.Do(ctx, "set", k, nonce, "nx", "px", window.Milliseconds(), "get").Text()
+	px := window.Milliseconds()
+	start := time.Now()
+	held, err := g.rdb.Do(ctx, "set", k, nonce, "nx", "px", px, "get").Text()
 	switch {
 	case err == redis.Nil:
 		return true, nil
 	case err != nil:
 		return false, fmt.Errorf("cache: guard %s allow %q: %w", g.name, key, script.Unknown(script.WrongType(ctx, g.rdb, err, k, "cache guard", "string")))
+	case held == nonce:
+		return true, nil
 	}
-	return held == nonce, nil
+	// The key this call set (if it ran before) lived px ms from that run: a
+	// run that found another call's key this long after sending may be a
+	// re-send that came after it ended.
+	if took := time.Since(start); took >= time.Duration(px)*time.Millisecond {
+		return false, fmt.Errorf("cache: guard %s allow %q: %w: refused after %v, not less than the window %v: a re-send after the window may have found another call's key",
+			g.name, key, ria.ErrOutcomeUnknown, took, window)
+	}
+	return false, nil
 }
 
 // Reset forgets key's window, whatever its key holds: the next Allow for

@@ -3,10 +3,17 @@ package cache
 // Every key of one entry, counter, guard, list or ranking carries the hash
 // tag {<name>:<key>}, so the keys one script touches share a Cluster slot.
 // The parts differ between kinds, so that a Cache and a Counter of the same
-// name and key never share a key. Names hold no '{', '}' or ':', and no
-// part holds a '}', so the last '}' of a key closes its tag: a key (which
-// may hold anything, braces included) names one entity and one part, and
-// the keys of one entity share its slot.
+// name and key never share a key. A key may hold anything, braces
+// included; prefixes and names hold no '{' or '}' (names no ':' either),
+// and no part holds a '}'. So:
+//   - Redis Cluster hashes what lies between a key's first '{' (the one
+//     before the name) and the first '}' after it: the '}' after the key,
+//     or the key's own first '}' if it holds one. Either way that text
+//     starts with the name (never empty) and ends before the part, so the
+//     keys of one entity share its slot (entities whose keys agree up to
+//     their first '}' share one too).
+//   - The last '}' of a key ends <name>:<key>: a key names one entity and
+//     one part.
 
 // entryKeys are the keys of one Cache entry.
 type entryKeys struct {

@@ -21,7 +21,11 @@ var (
 )
 
 // Limit is a rate limit: Rate requests per Period, and bursts of up to
-// Burst requests at once (GCRA, as go-redis/redis_rate defines it).
+// Burst requests at once (GCRA, as go-redis/redis_rate defines it). Rate
+// and Burst go from 1 to [MaxRate], Period from 1µs to [MaxDuration], at
+// most one request a microsecond (Period/Rate at least 1µs), and a full
+// burst must refill within MaxDuration (Period/Rate×Burst at most
+// MaxDuration: a key lives that long at most).
 type Limit struct {
 	Rate   int
 	Burst  int
@@ -37,7 +41,7 @@ func PerMinute(rate int) Limit { return Limit{Rate: rate, Burst: rate, Period: t
 // PerHour is rate requests an hour with a burst of rate.
 func PerHour(rate int) Limit { return Limit{Rate: rate, Burst: rate, Period: time.Hour} }
 
-// MaxRate bounds a Limit's Rate, Burst and a request's cost.
+// MaxRate bounds a Limit's Rate and Burst (and so a request's cost).
 const MaxRate = 1 << 30
 
 func (l Limit) check() error {
@@ -46,6 +50,12 @@ func (l Limit) check() error {
 	}
 	if l.Period/time.Duration(l.Rate) < time.Microsecond {
 		return fmt.Errorf("limit %+v: more than one request a microsecond (Redis's clock ticks in microseconds)", l)
+	}
+	// The key lives until a full burst has refilled, at most Period/Rate ×
+	// Burst: bounded, its PX (ms) is an integer Redis takes and its TAT
+	// (µs) is exact in a double.
+	if float64(l.Period)/float64(l.Rate)*float64(l.Burst) > float64(MaxDuration) {
+		return fmt.Errorf("limit %+v: a full burst takes Period/Rate×Burst to refill, more than %v", l, MaxDuration)
 	}
 	return nil
 }
@@ -120,8 +130,9 @@ func (l *Limiter) Allow(ctx context.Context, key string, limit Limit) (RateResul
 // ctx ends while the call waits for a transaction, nothing is counted and
 // the error is ctx's; if it ends while the call is on its way in another
 // goroutine's transaction, the outcome is unknown. A key holding another
-// type gives a [*ria.KeyError]. A bad limit or n is an error, and nothing
-// is counted.
+// type gives a [*ria.KeyError]. A bad limit (see [Limit]) or n (below 0,
+// or above limit.Burst: such a request could never go through) is an
+// error, and nothing is counted.
 func (l *Limiter) AllowN(ctx context.Context, key string, limit Limit, n int) (RateResult, error) {
 	if err := checkKey("limiter allow", key); err != nil {
 		return RateResult{}, err
@@ -129,8 +140,8 @@ func (l *Limiter) AllowN(ctx context.Context, key string, limit Limit, n int) (R
 	if err := limit.check(); err != nil {
 		return RateResult{}, fmt.Errorf("cache: limiter %s allow %q: %w", l.name, key, err)
 	}
-	if n < 0 || n > MaxRate {
-		return RateResult{}, fmt.Errorf("cache: limiter %s allow %q: n %d: want 0 to %d", l.name, key, n, MaxRate)
+	if n < 0 || n > limit.Burst {
+		return RateResult{}, fmt.Errorf("cache: limiter %s allow %q: n %d: want 0 to the burst, %d (more could never go through)", l.name, key, n, limit.Burst)
 	}
 	e := l.name + ":" + key
 	v, err := l.group.Run(ctx, rateScript.Call([]string{l.keys.Key(e, "rate")},
@@ -153,13 +164,15 @@ func (l *Limiter) AllowN(ctx context.Context, key string, limit Limit, n int) (R
 }
 
 // Reset forgets key's history: its next requests see a full burst. One
-// round trip (DEL), idempotent.
+// round trip (DEL); it is idempotent, so a re-send after a lost reply is
+// harmless; if every attempt lost its reply, the error wraps
+// [ria.ErrOutcomeUnknown].
 func (l *Limiter) Reset(ctx context.Context, key string) error {
 	if err := checkKey("limiter reset", key); err != nil {
 		return err
 	}
 	if err := l.rdb.Do(ctx, "del", l.keys.Key(l.name+":"+key, "rate")).Err(); err != nil {
-		return fmt.Errorf("cache: limiter %s reset %q: %w", l.name, key, err)
+		return fmt.Errorf("cache: limiter %s reset %q: %w", l.name, key, script.Unknown(err))
 	}
 	return nil
 }

@@ -2,11 +2,13 @@ package cache_test
 
 import (
 	"errors"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -175,5 +177,84 @@ func TestLimiter_wrongTypeAndBadInput(t *testing.T) {
 		assert.Error(t, err)
 		assert.Equal(t, before, b.Snapshot(), "bad input wrote something")
 		assert.False(t, errors.Is(err, ria.ErrOutcomeUnknown))
+	})
+}
+
+// A request for more than the burst could never go through: it is an
+// error, and nothing is counted. A request for the whole burst goes
+// through.
+func TestLimiter_AllowN_moreThanBurst(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		l := newLimiter(t, b, b.Client)
+		limit := cache.Limit{Rate: 1, Burst: 3, Period: time.Hour}
+		before := b.Snapshot()
+		_, err := l.AllowN(ctx, "k", limit, 4)
+		assert.ErrorContains(t, err, "burst")
+		assert.Equal(t, before, b.Snapshot(), "a refused n wrote something")
+		r, err := l.AllowN(ctx, "k", limit, 3)
+		require.NoError(t, err)
+		assert.Equal(t, 3, r.Allowed)
+		assert.Equal(t, 0, r.Remaining)
+	})
+}
+
+// The key of a limit lives until a full burst has refilled: a limit whose
+// refill takes longer than MaxDuration is refused with an error that says
+// so (its PX did not fit in an integer: Redis answered "not an integer");
+// one at the bound works, its key living that long.
+func TestLimiter_extremeLimits(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		l := newLimiter(t, b, b.Client)
+		before := b.Snapshot()
+		for _, limit := range []cache.Limit{
+			{Rate: 1, Burst: cache.MaxRate, Period: cache.MaxDuration - time.Millisecond},
+			{Rate: 1, Burst: 2, Period: cache.MaxDuration},
+			{Rate: 2, Burst: 5, Period: cache.MaxDuration},
+		} {
+			_, err := l.AllowN(ctx, "k", limit, limit.Burst) // the whole burst: its TAT as far as it goes
+			assert.ErrorContains(t, err, "refill", "%+v", limit)
+		}
+		assert.Equal(t, before, b.Snapshot(), "a refused limit wrote something")
+		for i, limit := range []cache.Limit{
+			{Rate: 1, Burst: 1, Period: cache.MaxDuration},
+			{Rate: cache.MaxRate, Burst: cache.MaxRate, Period: cache.MaxDuration},
+			{Rate: 2, Burst: 4, Period: cache.MaxDuration / 2},
+		} {
+			k := strconv.Itoa(i)
+			r, err := l.AllowN(ctx, k, limit, limit.Burst)
+			require.NoError(t, err, "%+v", limit)
+			assert.Equal(t, limit.Burst, r.Allowed)
+			refill := time.Duration(float64(limit.Period) / float64(limit.Rate) * float64(limit.Burst))
+			ttl, err := b.Client.PTTL(ctx, key(b, "api", k, "rate")).Result()
+			require.NoError(t, err)
+			assert.InDelta(t, float64(refill), float64(ttl), float64(time.Minute), "%+v: the key lives until the burst refilled", limit)
+			r, err = l.AllowN(ctx, k, limit, 1)
+			require.NoError(t, err)
+			assert.Equal(t, 0, r.Allowed)
+			assert.InDelta(t, float64(limit.Period/time.Duration(limit.Rate)), float64(r.RetryAfter), float64(time.Minute), "%+v", limit)
+		}
+	})
+}
+
+// Reset is idempotent: a lost reply is re-sent; when every attempt lost
+// its reply, the outcome is unknown.
+func TestFaults_Limiter_Reset(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		rdb, _, f := b.FaultyClient(func(o *redis.UniversalOptions) { o.MaxRetries = 1 })
+		l := newLimiter(t, b, rdb)
+		_, err := l.Allow(ctx, "k", cache.PerHour(1))
+		require.NoError(t, err)
+		f.LoseReply(1, redistest.Commands("del"))
+		require.NoError(t, l.Reset(ctx, "k"), "one lost reply: re-sent")
+		assert.Equal(t, int64(1), f.Lost())
+		f.LoseReply(100, redistest.Commands("del")) // more than the attempts (a Cluster makes more)
+		err = l.Reset(ctx, "k")
+		f.Disarm()
+		assert.ErrorIs(t, err, ria.ErrOutcomeUnknown, "every attempt lost its reply")
+		assert.GreaterOrEqual(t, f.Lost(), int64(3))
+		assert.Empty(t, b.Keys(key(b, "api", "k", "rate")))
 	})
 }

@@ -3,7 +3,7 @@
 -- refresh lease if nobody refreshes or loads it and it is still due; if it
 -- expired meanwhile and nobody refreshes it, take its lease (a marker) and
 -- load it. Never a waiter. Naturally idempotent (token and marker are the
--- caller's).
+-- caller's: a re-send finds its own lease, with a waiter's ':w' or not).
 -- KEYS[1] val   KEYS[2] refresh lease
 -- ARGV[1] token   ARGV[2] marker (MARK .. token)   ARGV[3] lease ms
 -- ARGV[4] due window ms (refresh + grace)
@@ -15,7 +15,7 @@ local held
 held, bad = read(KEYS[2], 'cache refresh lease')
 if bad then return bad end
 if held == ARGV[1] then return 1 end
-if cur == ARGV[2] then return 2 end
+if lease_of(cur) == ARGV[1] then return 2 end -- our lease, ':w' or not
 if held or lease_of(cur) then return 0 end
 if not cur then
   redis.call('set', KEYS[1], ARGV[2], 'px', ARGV[3])
