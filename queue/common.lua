@@ -50,8 +50,11 @@ local HEAD = {} -- id -> {q =, m =, a =, u =} of a task read by task() (false: i
 -- none) and, with attempts, its failed attempts a (an integer, or the task
 -- is corrupt); and the lengths
 -- of its queue's ready and signal lists, which a push needs. It returns
--- false for a task whose fields are gone.
-local function task(id, attempts)
+-- false for a task whose fields are gone. A task whose fields do not parse
+-- is an error (BAD), unless soft: then its h.bad says why (the scripts
+-- that promote and recover send such a task to the dead letters rather
+-- than stop every take of the group).
+local function task(id, attempts, soft)
   local h = HEAD[id]
   if h == nil then
     h = false
@@ -59,7 +62,7 @@ local function task(id, attempts)
     if f and f[1] then
       local q, m, _, _, u = header(f[1])
       if not q then
-        corrupt(TASKS, R_TASKS, id, f[1], 'a packed task')
+        h = {bad = {id, f[1], 'a packed task'}}
       else
         h = {q = q, m = m, a = 0, ra = f[2], u = u}
         llen(READY .. q, R_READY)
@@ -68,10 +71,18 @@ local function task(id, attempts)
     end
     HEAD[id] = h
   end
-  if h and attempts and h.ra then
-    if string.match(h.ra, '^%d+$') then h.a = tonumber(h.ra) else corrupt(TASKS, R_TASKS, id .. ':a', h.ra, 'an integer') end
+  if h and attempts and h.ra and not h.bad and not h.ar then
+    h.ar = true
+    if string.match(h.ra, '^%d+$') then h.a = tonumber(h.ra) else h.bad = {id .. ':a', h.ra, 'an integer'} end
   end
+  if h and h.bad and not soft then corrupt(TASKS, R_TASKS, h.bad[1], h.bad[2], h.bad[3]) end
   return h
+end
+
+-- corrupt_text is the last error of a task sent to the dead letters
+-- because its fields (h.bad) do not parse.
+local function corrupt_text(h)
+  return string.format('queue: corrupt task: field %s holds %q, want %s', h.bad[1], string.sub(h.bad[2], 1, 40), h.bad[3])
 end
 
 -- forget deletes task id.
@@ -215,18 +226,29 @@ end
 -- read_promote reads up to limit due tasks of delayed.
 local function read_promote(now, limit)
   local ids = rd('zset', R_DELAYED, 'zrangebyscore', DELAYED, '-inf', now, 'LIMIT', 0, limit) or {}
-  for _, id in ipairs(ids) do task(id) end
+  for _, id in ipairs(ids) do
+    local h = task(id, false, true)
+    if h and h.bad then read_dead() end
+  end
   return ids
 end
 
--- promote moves the tasks read by read_promote to their ready lists, and
--- returns how many it moved.
-local function promote(ids)
+-- promote moves the tasks read by read_promote to their ready lists (one
+-- whose fields do not parse to dead, unrun), and returns how many it
+-- moved.
+local function promote(ids, now, limit)
   local n = 0
   for _, id in ipairs(ids) do
     if redis.call('zrem', DELAYED, id) == 1 then
       n = n + 1
-      if HEAD[id] then push(id, false) else forget(id) end
+      local h = HEAD[id]
+      if not h then
+        forget(id)
+      elseif h.bad then
+        bury(id, now, corrupt_text(h), nil, limit)
+      else
+        push(id, false)
+      end
     end
   end
   return n
@@ -238,8 +260,8 @@ local function read_recover(now, limit)
   local plan = {}
   for _, run in ipairs(runs) do
     local id = string.match(run, '^(.*):[^:]*$')
-    local h = id and task(id, true)
-    if h and h.a + 1 > h.m then
+    local h = id and task(id, true, true)
+    if h and (h.bad or h.a + 1 > h.m) then
       read_dead()
       read_lock(h.u)
     end
@@ -251,7 +273,8 @@ end
 
 -- recover takes the runs read by read_recover out of inflight: each counts
 -- a failed attempt of its task, which goes back to the front of its ready
--- list, or to dead when it has no retry left. Returns how many it took.
+-- list, or to dead when it has no retry left or its fields do not parse.
+-- Returns how many it took.
 local function recover(plan, now, limit)
   local n = 0
   for _, p in ipairs(plan) do
@@ -261,6 +284,9 @@ local function recover(plan, now, limit)
       local h = id and HEAD[id]
       if id and not h then
         forget(id)
+      elseif h and h.bad then
+        bury(id, now, 'lease expired; ' .. corrupt_text(h), nil, limit)
+        release(id, h.u)
       elseif h then
         h.a = h.a + 1
         if h.a > h.m then

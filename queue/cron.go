@@ -127,8 +127,8 @@ func parseCronField(f string, fd cronField) (uint64, error) {
 				if hi, err = cronValue(b, fd); err != nil {
 					return 0, fmt.Errorf("%q: %w", part, err)
 				}
-				if hi == 0 && fd.max == 7 {
-					hi = 7 // a range of days of week may end on Sunday: "fri-sun"
+				if hi == 0 && lo > 0 && fd.max == 7 {
+					hi = 7 // a range of days of week may end on Sunday: "fri-sun" (not "sun-sun")
 				}
 				if hi < lo {
 					return 0, fmt.Errorf("%q: range %d-%d: end before start", part, lo, hi)

@@ -17,7 +17,8 @@
 -- returns {1 enqueued by this tick, 0 enqueued already, 2 s and n do not
 --   bracket the server's clock; server now ms}; a re-send that finds the
 --   time marked and its task holding the tick's nonce answers 1, as the
---   first run did
+--   first run did; a task of the time found there already (its mark was
+--   lost) answers 0
 local bad = check_types({KEYS[1], 'hash', 'queue tasks', KEYS[2], 'list', 'queue ready list',
   KEYS[3], 'list', 'queue signal list', KEYS[4], 'hash', 'queue periodic marks'}) or
   check_hint(KEYS[4], ARGV[1], 'queue periodic marks')
@@ -34,10 +35,16 @@ if last >= sec then
   if c == ARGV[6] then return {1, now} end
   return {0, now}
 end
+local got = 1
 if redis.call('hsetnx', KEYS[1], id, ARGV[5]) == 1 then
   local len = redis.call('llen', KEYS[2])
   redis.call('rpush', KEYS[2], id)
   if len == 0 and redis.call('llen', KEYS[3]) == 0 then redis.call('rpush', KEYS[3], '1') end
+else
+  -- The time's task is there already (its mark was lost): not this tick's
+  -- doing, unless it holds the tick's nonce.
+  local _, _, c = header(redis.call('hget', KEYS[1], id))
+  if c ~= ARGV[6] then got = 0 end
 end
 redis.call('hset', KEYS[4], ARGV[1], sec)
-return {1, now}
+return {got, now}

@@ -120,6 +120,20 @@ func TestCronSpec_Next(t *testing.T) {
 	assert.Equal(t, "0 * * * *", c.String())
 }
 
+// A day-of-week range that starts and ends on Sunday is Sunday only: its
+// end 0 is read as 7 only when the range starts after Sunday ("fri-sun").
+func TestCronSpec_Next_sundayRange(t *testing.T) {
+	for _, spec := range []string{"0 0 * * sun-sun", "0 0 * * 0-0", "0 0 * * 7-7", "0 0 * * 0-0/2"} {
+		c, err := queue.ParseCron(spec)
+		require.NoError(t, err, spec)
+		assert.Equal(t, utc("2026-01-11 00:00"), c.Next(utc("2026-01-05 12:00")), spec) // Monday to Sunday
+		assert.Equal(t, utc("2026-01-04 00:00"), c.Prev(utc("2026-01-05 12:00")), spec)
+	}
+	c, err := queue.ParseCron("0 0 * * fri-sun")
+	require.NoError(t, err)
+	assert.Equal(t, utc("2026-01-09 00:00"), c.Next(utc("2026-01-05 12:00")))
+}
+
 // Prev and Next agree: Prev(t) <= t < Next(Prev(t)) and nothing of the
 // spec lies between, for many specs and times.
 func TestCronSpec_Prev(t *testing.T) {
@@ -298,7 +312,7 @@ func TestScheduler_Tick_lostReply(t *testing.T) {
 		}
 		ps := []queue.Periodic{
 			{Name: "cron", Cron: fmt.Sprintf("0 0 1 %d *", m), Queue: "default", Task: "t"},
-			{Name: "every", Every: 24 * time.Hour, Offset: time.Duration(now.Add(12*time.Hour).UnixNano()) % (24 * time.Hour), Queue: "default", Task: "t"},
+			{Name: "every", Every: 24 * time.Hour, Offset: (time.Duration(now.Add(12*time.Hour).UnixNano()) % (24 * time.Hour)).Truncate(time.Millisecond), Queue: "default", Task: "t"},
 		}
 		if b.Mini != nil {
 			ps[0].Cron, ps[1].Offset = "*/5 * * * *", 0

@@ -59,7 +59,9 @@
 // once, as do an unknown task name ([ErrUnknownTask]) and a payload that
 // does not decode ([ErrBadPayload]); a panic is an error ("panic: ...").
 // A task whose stored fields someone else overwrote (they do not parse)
-// goes there unrun. The worker carries on in every case. [Group.Dead]
+// goes there unrun, with an error saying so, whether it was ready, came
+// due or its lease expired (the take that promotes or recovers it sends
+// it there), and the worker carries on. [Group.Dead]
 // lists the dead tasks, [Group.Requeue] sends one back with its attempts
 // reset.
 //
@@ -184,9 +186,17 @@
 // ([Periodic].Cron, see [ParseCron]: 5 fields or @hourly, @daily...,
 // evaluated in UTC), however many Schedulers run in however many
 // processes: one script per schedule checks the period mark and writes
-// the task (ID "<name>@<period>", "<name>@<Unix seconds of the cron
-// time>" for a cron schedule) and the mark together, so a Scheduler that
-// crashes leaves either both or neither, and the others go on.
+// the task (ID "<name>@<period number>", "<name>@<Unix seconds of the
+// cron time>" for a cron schedule) and the mark together, so a Scheduler
+// that crashes leaves either both or neither, and the others go on. The
+// mark is the start time of the last period (cron time) enqueued, so a
+// change of Every or Offset takes effect at the first period that starts
+// after it: a longer Every waits for its next period, a shorter one
+// enqueues at once. (Upgrade note: a mark written by an earlier version,
+// a period number, counts only for the period of that number, so the
+// period in which the new version first ticks is not enqueued twice. A
+// tick that finds its period's task there already, unmarked, marks the
+// period and does not list the task as its own.)
 // [Scheduler.Run] wakes at each period's start (cron time);
 // [Scheduler.Tick] is one pass (1 round trip for all schedules). A cron
 // time lasts until the next one, as a period does: the first tick in it
@@ -247,7 +257,9 @@
 //   - a key of the group that holds something this package did not write:
 //     a *ria.KeyError naming the key and its role, matching
 //     ria.ErrWrongType (a HASH where a LIST should be...) or ria.ErrCorrupt
-//     (a task's failed attempts that are not a number, say);
+//     (a value it parses that does not parse where the task cannot go to
+//     the dead letters instead: the fields of a prefetched or running task
+//     given back at shutdown);
 //   - a reply of a script that this version cannot read (two versions of
 //     the package sharing a group), another error reply of the server (a
 //     script error, an ACL or cluster configuration that refuses the
@@ -299,7 +311,7 @@
 // ria.ErrOutcomeUnknown (never [ErrNotFound] or [ErrDuplicate] for
 // something it did): read the state back, or enqueue again with the same
 // [ID] ([ErrDuplicate] then says it is there). A client with MaxRetries -1
-// never re-sends, and keeps no record.
+// (on a Cluster, MaxRedirects -1 too) never re-sends, and keeps no record.
 //
 // # Limits
 //
@@ -341,7 +353,8 @@
 // hold anything):
 //
 //	queue:{G}:tasks       HASH    "<ID>" -> the task packed with its payload (below),
-//	                              "<ID>:a" -> failed attempts, "<ID>:e" -> last error (after a failure)
+//	                              "<ID>:a" -> failed attempts, "<ID>:e" -> last error (after a failure);
+//	                              so no ID ends in ":a" or ":e" ([ID] refuses them)
 //	queue:{G}:ready:<q>   LIST    IDs ready in queue q, oldest first (RPUSH, LPOP)
 //	queue:{G}:delayed     ZSET    ID -> due time (server Unix ms); also tasks waiting to retry
 //	queue:{G}:inflight    ZSET    "<ID>:<lease token>" -> lease deadline (server Unix ms)
@@ -351,8 +364,9 @@
 //	queue:{G}:took:<W>    STRING  worker W's last take: its lease token and the IDs it took
 //	                              (for a lease), for a re-send of that take
 //	queue:{G}:wake:<W>    LIST    a token that ends worker W's own BLPOP (30 s TTL)
-//	queue:{G}:periodic    HASH    schedule name -> the last period whose task was enqueued;
-//	                              "<name>@cron" -> the last cron time enqueued (Unix seconds)
+//	queue:{G}:periodic    HASH    schedule name -> the start (server Unix ms) of the last period
+//	                              whose task was enqueued; "<name>@cron" -> the last cron time
+//	                              enqueued (Unix seconds)
 //	queue:{G}:unique:<U>  STRING  the ID of the task holding uniqueness key U, with its TTL
 //	queue:{G}:paused      SET     the names of the paused queues
 //	queue:{G}:once:<N>    STRING  the reply of one Cancel, Requeue, Delete, RunNow call, or of

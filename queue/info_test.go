@@ -78,3 +78,29 @@ func TestGroup_Task(t *testing.T) {
 		)
 	})
 }
+
+// A running task whose ID is not valid UTF-8 is found in the in-flight
+// set: Task says running and Delete refuses it. Real servers only:
+// miniredis turns SCAN patterns into Go regexps and panics on invalid
+// UTF-8.
+func TestGroup_Task_invalidUTF8(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		if !b.Real() {
+			t.Skip("miniredis cannot match invalid UTF-8")
+		}
+		ctx := t.Context()
+		g := newGroup(t, b, b.Client)
+		_, err := g.Enqueue(ctx, "run", "t", "x", queue.ID("job\xff"))
+		require.NoError(t, err)
+		ts, err := g.TakeForTest(ctx, []string{"run"}, 1, time.Hour)
+		require.NoError(t, err)
+		require.Len(t, ts, 1)
+		info, err := g.Task(ctx, "job\xff")
+		require.NoError(t, err)
+		assert.Equal(t, queue.StateRunning, info.State)
+		assert.ErrorIs(t, g.Delete(ctx, "job\xff"), queue.ErrInFlight)
+		info, err = g.Task(ctx, "job\xff")
+		require.NoError(t, err, "Delete left the task alone")
+		assert.Equal(t, queue.StateRunning, info.State)
+	})
+}

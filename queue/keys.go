@@ -39,8 +39,9 @@ type keySet struct {
 	// holding the lease token of worker W's last take and the IDs it took,
 	// for a lease, so that a re-send of that take hands the same tasks out.
 	took string
-	// periodic is a HASH of schedule name -> the last period whose task a
-	// Scheduler enqueued.
+	// periodic is a HASH of schedule name -> the start (server Unix ms) of
+	// the last period whose task a Scheduler enqueued, and of
+	// "<name>@cron" -> the last cron time enqueued (Unix seconds).
 	periodic string
 	// wake is the prefix of the workers' own wake lists: wake+W is a LIST
 	// where a stopping worker W pushes a token to end its own wait.

@@ -14,7 +14,8 @@
 -- (q the queue's name; nonce that of the enqueue call for an ID given by
 -- the caller, else empty, followed for a unique task by '/' and its
 -- uniqueness key: a nonce holds no '/'). A failed task also has '<id>:a'
--- (failed attempts, an integer) and '<id>:e' (last error).
+-- (failed attempts, an integer) and '<id>:e' (last error); so no ID ends
+-- in ':a' or ':e' (Enqueue refuses them).
 
 local BAD       -- the first error met while checking: the script returns it before any write
 local SEEN = {} -- key -> true once its type is known to be right

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"expvar"
+	"sync"
 	"time"
 )
 
@@ -57,12 +58,19 @@ type ExpvarMetrics struct {
 	m *expvar.Map
 }
 
+// expvarMu makes the check and the publishing of NewExpvarMetrics one step:
+// expvar.Publish panics on a name taken in between.
+var expvarMu sync.Mutex
+
 // NewExpvarMetrics publishes a new map under name. It returns an error if
-// expvar already has that name (expvar names are process-wide).
+// expvar already has that name (expvar names are process-wide). It is safe
+// for concurrent use: of two calls with one name, one gets the error.
 func NewExpvarMetrics(name string) (*ExpvarMetrics, error) {
 	if name == "" {
 		return nil, errors.New("queue: expvar metrics: empty name")
 	}
+	expvarMu.Lock()
+	defer expvarMu.Unlock()
 	if expvar.Get(name) != nil {
 		return nil, errors.New("queue: expvar metrics: " + name + " is published already")
 	}

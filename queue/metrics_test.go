@@ -76,3 +76,31 @@ func TestWorker_metrics(t *testing.T) {
 		assert.Error(t, err, "a published name")
 	})
 }
+
+// Calls of NewExpvarMetrics with one name at once: one publishes the map,
+// the others get an error (expvar.Publish panicked for the loser of the
+// race between its check and the publishing).
+func TestNewExpvarMetrics_concurrent(t *testing.T) {
+	for range 500 {
+		name := fmt.Sprint("ria_queue_race_", expvarSeq.Add(1))
+		start := make(chan struct{})
+		errs := make(chan error, 4)
+		for range cap(errs) {
+			go func() {
+				<-start
+				_, err := queue.NewExpvarMetrics(name)
+				errs <- err
+			}()
+		}
+		close(start)
+		ok := 0
+		for range cap(errs) {
+			if err := <-errs; err == nil {
+				ok++
+			} else {
+				assert.ErrorContains(t, err, "published already")
+			}
+		}
+		assert.Equal(t, 1, ok, name)
+	}
+}

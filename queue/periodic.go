@@ -32,9 +32,12 @@ type Periodic struct {
 	// gets the ID "<Name>@<p>", that of the cron time t "<Name>@<t in Unix
 	// seconds>".
 	Name string
-	// Every is the period, 1ms to [MaxDelay]; periods start at the Unix
-	// epoch plus Offset (0 <= Offset < Every) on the server's clock: Every
-	// 24h with Offset 3h is every day at 03:00 UTC. Zero with Cron.
+	// Every is the period, 1ms to [MaxDelay] in whole milliseconds;
+	// periods start at the Unix epoch plus Offset (0 <= Offset < Every,
+	// whole milliseconds) on the server's clock: Every 24h with Offset 3h
+	// is every day at 03:00 UTC. Zero with Cron. A change of Every or
+	// Offset takes effect at the first period that starts after the last
+	// one enqueued.
 	Every, Offset time.Duration
 	// Cron, instead of Every, gives the times as a cron spec (see
 	// [ParseCron]): "30 3 * * 1-5" is 03:30 UTC on weekdays, "@hourly"
@@ -67,7 +70,7 @@ type periodicEntry struct {
 // Scheduler returns a Scheduler of the schedules ps, whose payloads it
 // encodes once with the group's codec. A schedule without a name, with a
 // name holding '{', '}' or '@' or used twice, with an Every or Offset out
-// of range, with both Cron and Every (or Offset) or a Cron that does not
+// of range or not whole milliseconds, with both Cron and Every (or Offset) or a Cron that does not
 // parse (the error names the field and value), or a task without queue or
 // name is an error. logger (nil: slog.Default) hears of the errors
 // [Scheduler.Run] rides out.
@@ -101,6 +104,10 @@ func (g *Group) Scheduler(logger *slog.Logger, ps ...Periodic) (*Scheduler, erro
 			err = fmt.Errorf("every %v: must be between 1ms and %v", p.Every, MaxDelay)
 		case p.Offset < 0 || p.Offset >= p.Every:
 			err = fmt.Errorf("offset %v: must be at least 0 and less than every (%v)", p.Offset, p.Every)
+		case p.Every%time.Millisecond != 0:
+			err = fmt.Errorf("every %v: must be a whole number of milliseconds", p.Every)
+		case p.Offset%time.Millisecond != 0:
+			err = fmt.Errorf("offset %v: must be a whole number of milliseconds", p.Offset)
 		default:
 			err = checkPeriodicTask(&p)
 		}

@@ -1,9 +1,13 @@
 -- periodic.lua: enqueue a periodic task once per period, whichever of any
 -- number of schedulers asks first (lib.lua is prepended). The period is
--- read on the server's clock; the last period enqueued is kept in the
--- periodic HASH, so a period is enqueued at most once, and the task and
--- that mark are written together. Naturally idempotent: a re-send finds
--- the period marked.
+-- read on the server's clock; the start (Unix ms) of the last period
+-- enqueued is kept in the periodic HASH, so a period is enqueued at most
+-- once, and the task and that mark are written together. Start times, not
+-- period numbers, so that a mark compares across a change of the period
+-- or offset: a period starting after the mark is enqueued. A mark written
+-- before (a period number: always far below a start time in ms) counts
+-- only as the current period's own number. Naturally idempotent: a
+-- re-send finds the period marked.
 -- KEYS[1] tasks HASH   KEYS[2] ready LIST of the task's queue
 -- KEYS[3] signal LIST of that queue   KEYS[4] periodic HASH
 -- ARGV[1] name   ARGV[2] period in ms   ARGV[3] offset in ms (< period)
@@ -11,7 +15,8 @@
 -- ARGV[5] the tick's nonce: new for every tick, the same for its re-sends
 -- returns {enqueued by this tick (1/0), period number, next period's start
 --   ms, server now ms}; a re-send that finds the period marked and its
---   task holding the tick's nonce answers 1, as the first run did
+--   task holding the tick's nonce answers 1, as the first run did; a task
+--   of the period found there already (its mark was lost) answers 0
 local bad = check_types({KEYS[1], 'hash', 'queue tasks', KEYS[2], 'list', 'queue ready list',
   KEYS[3], 'list', 'queue signal list', KEYS[4], 'hash', 'queue periodic marks'}) or
   check_hint(KEYS[4], ARGV[1], 'queue periodic marks')
@@ -19,19 +24,28 @@ if bad then return bad end
 local now = now_ms()
 local every, offset = tonumber(ARGV[2]), tonumber(ARGV[3])
 local p = math.floor((now - offset) / every)
-local nextp = (p + 1) * every + offset
+local start = p * every + offset
+local nextp = start + every
 local last = tonumber(redis.call('hget', KEYS[4], ARGV[1]) or '-1')
 local id = ARGV[1] .. '@' .. p
-if last >= p then
-  local v = redis.call('hget', KEYS[1], id)
-  local _, _, c = header(v or '')
-  if c == ARGV[5] then return {1, p, nextp, now} end
+
+-- ours tells whether task id holds this tick's nonce.
+local function ours()
+  local _, _, c = header(redis.call('hget', KEYS[1], id) or '')
+  return c == ARGV[5]
+end
+
+if last >= start or last == p then
+  if ours() then return {1, p, nextp, now} end
   return {0, p, nextp, now}
 end
+local got = 1
 if redis.call('hsetnx', KEYS[1], id, ARGV[4]) == 1 then
   local n = redis.call('llen', KEYS[2])
   redis.call('rpush', KEYS[2], id)
   if n == 0 and redis.call('llen', KEYS[3]) == 0 then redis.call('rpush', KEYS[3], '1') end
+elseif not ours() then
+  got = 0
 end
-redis.call('hset', KEYS[4], ARGV[1], p)
-return {1, p, nextp, now}
+redis.call('hset', KEYS[4], ARGV[1], start)
+return {got, p, nextp, now}

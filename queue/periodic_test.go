@@ -2,6 +2,7 @@ package queue_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -25,7 +26,7 @@ func TestScheduler_oncePerPeriod(t *testing.T) {
 		// (the server runs on this machine's clock): the ticks fall in one
 		// period.
 		every := 24 * time.Hour
-		day := time.Duration(time.Now().UnixNano()) % every
+		day := (time.Duration(time.Now().UnixNano()) % every).Truncate(time.Millisecond)
 		off1, off2 := (day+12*time.Hour)%every, (day+18*time.Hour)%every
 		if b.Mini != nil {
 			b.Mini.SetTime(time.Date(2026, 1, 1, 0, 0, 30, 0, time.UTC))
@@ -129,4 +130,105 @@ func TestScheduler_Run(t *testing.T) {
 			redistest.KeyRole{Key: b.Prefix + "{" + g.Name() + "}:ready:default", Type: "list", Role: "queue ready list"},
 		)
 	})
+}
+
+// The mark of a schedule is its last period's start time, so a longer
+// Every takes effect at the next period that starts after the last one
+// enqueued, and a shorter one at once: a mark kept as a period number of
+// another Every (29 million minutes against 20 thousand days) stopped the
+// schedule for decades.
+func TestScheduler_Tick_everyChanged(t *testing.T) {
+	b := redistest.New(t, redistest.Mini)
+	ctx := t.Context()
+	g := newGroup(t, b, b.Client)
+	now := time.Date(2026, 1, 1, 12, 34, 30, 0, time.UTC)
+	b.Mini.SetTime(now)
+	sched := func(every time.Duration) *queue.Scheduler {
+		s, err := g.Scheduler(discard, queue.Periodic{Name: "digest", Every: every, Queue: "default", Task: "t"})
+		require.NoError(t, err)
+		return s
+	}
+	minute := sched(time.Minute)
+	ids, _, err := minute.Tick(ctx)
+	require.NoError(t, err)
+	require.Len(t, ids, 1)
+	daily := sched(24 * time.Hour)
+	ids, _, err = daily.Tick(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, ids, "a task was enqueued after today's period started")
+	for d := 1; d <= 3; d++ {
+		b.Mini.SetTime(now.AddDate(0, 0, d))
+		ids, _, err = daily.Tick(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, []string{fmt.Sprintf("digest@%d", now.AddDate(0, 0, d).Unix()/86400)}, ids, "day %d", d)
+	}
+	// Back to a minute: the next minute is a new period.
+	b.Mini.SetTime(now.AddDate(0, 0, 3).Add(time.Minute))
+	ids, _, err = minute.Tick(ctx)
+	require.NoError(t, err)
+	assert.Len(t, ids, 1)
+}
+
+// A mark written by an older version (the number of the last period
+// enqueued) still counts for that period, and an older one does not.
+func TestScheduler_Tick_oldMark(t *testing.T) {
+	b := redistest.New(t, redistest.Mini)
+	ctx := t.Context()
+	g := newGroup(t, b, b.Client)
+	now := time.Date(2026, 1, 1, 12, 34, 30, 0, time.UTC)
+	b.Mini.SetTime(now)
+	p := now.Unix() / 3600
+	require.NoError(t, b.Client.HSet(ctx, key(b, "periodic"), "hourly", p).Err())
+	s, err := g.Scheduler(discard, queue.Periodic{Name: "hourly", Every: time.Hour, Queue: "default", Task: "t"})
+	require.NoError(t, err)
+	ids, _, err := s.Tick(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, ids, "this period was enqueued by the old version")
+	require.NoError(t, b.Client.HSet(ctx, key(b, "periodic"), "hourly", p-1).Err())
+	ids, _, err = s.Tick(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []string{fmt.Sprintf("hourly@%d", p)}, ids)
+	mark, err := b.Client.HGet(ctx, key(b, "periodic"), "hourly").Int64()
+	require.NoError(t, err)
+	assert.Equal(t, p*3600*1000, mark, "the new mark is the period's start in Unix ms")
+}
+
+// A tick that finds its period's task there already, unmarked (the mark
+// was lost), does not report it as its own, nor push its ID twice; the
+// same for a cron time.
+func TestScheduler_Tick_taskThereUnmarked(t *testing.T) {
+	b := redistest.New(t, redistest.Mini)
+	ctx := t.Context()
+	g := newGroup(t, b, b.Client)
+	now := time.Date(2026, 1, 1, 12, 34, 30, 0, time.UTC)
+	b.Mini.SetTime(now)
+	hourly := fmt.Sprintf("h@%d", now.Unix()/3600)
+	cron := fmt.Sprintf("c@%d", now.Truncate(time.Hour).Unix())
+	for _, id := range []string{hourly, cron} {
+		_, err := g.Enqueue(ctx, "default", "t", 1, queue.ID(id))
+		require.NoError(t, err)
+	}
+	s, err := g.Scheduler(discard, queue.Periodic{Name: "h", Every: time.Hour, Queue: "default", Task: "t"},
+		queue.Periodic{Name: "c", Cron: "@hourly", Queue: "default", Task: "t"})
+	require.NoError(t, err)
+	ids, _, err := s.Tick(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, ids)
+	assert.Equal(t, []string{hourly, cron}, readyIDs(t, b, "default"))
+	ids, _, err = s.Tick(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, ids, "marked now")
+}
+
+// Every and Offset are whole milliseconds: the script's unit.
+func TestScheduler_subMillisecond(t *testing.T) {
+	b := redistest.New(t, redistest.Mini)
+	g := newGroup(t, b, b.Client)
+	for _, p := range []queue.Periodic{
+		{Name: "a", Every: time.Millisecond + time.Microsecond, Queue: "q", Task: "t"},
+		{Name: "a", Every: time.Hour, Offset: time.Microsecond, Queue: "q", Task: "t"},
+	} {
+		_, err := g.Scheduler(nil, p)
+		assert.ErrorContains(t, err, "whole number of milliseconds", "%+v", p)
+	}
 }

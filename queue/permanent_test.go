@@ -79,18 +79,6 @@ func TestWorker_permanentErrors(t *testing.T) {
 			assert.Equal(t, keyIn(b, "take", "inflight"), kerr.Key)
 			assert.True(t, logs.has(slog.LevelError, "queue: worker stopping"), "logged")
 		})
-		t.Run("corrupt attempts", func(t *testing.T) {
-			g := newGroupNamed(t, b, b.Client, "corrupt")
-			require.NoError(t, b.Client.HSet(ctx, keyIn(b, "corrupt", "tasks"), "x", queue.Pack("default", "t", 5, "", nil), "x:a", "many").Err())
-			zaddIn(t, b, "corrupt", "inflight", 1, "x:tok") // expired: the take recovers it
-			w := newWorker(t, g, queue.Logger(discard))
-			handle(t, w, "t", func(context.Context, *queue.Task) error { return nil })
-			err := runErr(t, start(t, w))
-			var kerr *ria.KeyError
-			require.ErrorAs(t, err, &kerr)
-			assert.ErrorIs(t, err, ria.ErrCorrupt)
-			assert.Equal(t, "queue tasks field x:a", kerr.Role)
-		})
 		t.Run("heartbeat", func(t *testing.T) {
 			g := newGroupNamed(t, b, b.Client, "heartbeat")
 			w := newWorker(t, g, queue.Concurrency(1), queue.Lease(300*time.Millisecond), queue.Grace(0), queue.Logger(discard))
@@ -143,6 +131,35 @@ func TestWorker_permanentErrors(t *testing.T) {
 func zaddIn(t *testing.T, b *redistest.Backend, group, part string, score float64, member string) {
 	t.Helper()
 	require.NoError(t, b.Client.ZAdd(t.Context(), keyIn(b, group, part), redisZ(score, member)).Err())
+}
+
+// A worker whose take meets a delayed task, or an expired lease, whose
+// fields do not parse carries on: the take sends the task to the dead
+// letters (it stopped every worker of the group).
+func TestWorker_corruptDelayedOrExpired(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		g := newGroup(t, b, b.Client)
+		require.NoError(t, b.Client.HSet(ctx, key(b, "tasks"), "p", "5:default").Err())
+		zadd(t, b, "delayed", 1, "p")
+		put(t, b, "x", "default", 5)
+		require.NoError(t, b.Client.HSet(ctx, key(b, "tasks"), "x:a", "many").Err())
+		zadd(t, b, "inflight", 1, "x:tok")
+		w := newWorker(t, g, queue.Concurrency(1), queue.Logger(discard))
+		ran := make(chan string, 2)
+		handle(t, w, "t", func(_ context.Context, task *queue.Task) error { ran <- task.ID; return nil })
+		s := start(t, w)
+		good, err := g.Enqueue(ctx, "default", "t", nil)
+		require.NoError(t, err)
+		assert.Equal(t, good, receive(t, ran))
+		waitFor(t, func() bool { return stats(t, g).Dead == 2 })
+		require.NoError(t, s.stop(t))
+		select {
+		case id := <-ran:
+			t.Errorf("task %s ran", id)
+		default:
+		}
+	})
 }
 
 // A task whose packed fields someone else overwrote cannot run: the

@@ -259,8 +259,10 @@ func MaxRetry(n int) EnqueueOption { return func(o *enqueueOptions) { o.maxRetry
 // dead) fails with [ErrDuplicate], so a caller can retry an Enqueue whose
 // reply was lost without doubling the task. (The client's own re-send of
 // the same call, which go-redis makes when a reply is lost, is recognised
-// and succeeds.) Once a task is done, its ID is free again. An empty id is
-// an error.
+// and succeeds.) Once a task is done, its ID is free again. An empty id,
+// or one ending in ":a" or ":e", is an error: task "x" keeps its failed
+// attempts and last error in fields "x:a" and "x:e" (see Keys in the
+// package doc). Generated and [Scheduler] IDs never end so.
 func ID(id string) EnqueueOption { return func(o *enqueueOptions) { o.id, o.idSet = id, true } }
 
 // Unique makes the task unique for at most ttl: while a task with the
@@ -327,8 +329,9 @@ type Job struct {
 // [ErrNotUnique] and [ErrDuplicate]) if the uniqueness key of a [Unique]
 // task is held, and an error naming the bad argument (nothing written)
 // for an empty queue or task name, a delay, time, retry count or
-// uniqueness TTL out of bounds, an empty ID or uniqueness key, a
-// [UniqueKey] without [Unique] or a payload the codec rejects.
+// uniqueness TTL out of bounds, an empty ID or uniqueness key, an ID
+// ending in ":a" or ":e", a [UniqueKey] without [Unique] or a payload
+// the codec rejects.
 // An error that wraps ria.ErrOutcomeUnknown means that the reply never
 // came (even after go-redis's re-sends): the task may have been enqueued;
 // an Enqueue with the same [ID] tells (ErrDuplicate: it was). A key of the
@@ -549,6 +552,8 @@ func checkJob(j Job, o enqueueOptions) error {
 		return fmt.Errorf("max retry %d: must be between 0 and %d", o.maxRetry, MaxRetries)
 	case o.idSet && o.id == "":
 		return errors.New("ID: empty ID")
+	case o.idSet && (strings.HasSuffix(o.id, ":a") || strings.HasSuffix(o.id, ":e")):
+		return fmt.Errorf("ID %q: must not end in \":a\" or \":e\" (the names of another task's fields)", o.id)
 	case o.uniqueSet && (o.uniqueTTL <= 0 || o.uniqueTTL > MaxDelay):
 		return fmt.Errorf("unique TTL %v: must be positive and at most %v", o.uniqueTTL, MaxDelay)
 	case o.keySet && !o.uniqueSet:
@@ -619,18 +624,20 @@ func (g *Group) once(ctx context.Context, s *script.Script, keys []string, args 
 }
 
 // Promote moves every due delayed task to its queue, in batches of 100 per
-// round trip, and returns how many it moved. Workers promote as they take
+// round trip, and returns how many it moved (to the dead letters, unrun,
+// a task whose stored fields do not parse). Workers promote as they take
 // tasks, so calling it is never required; it suits schedulers and tests.
 // Any number of promoters may run at once: each task is moved once. After
 // an error, the count is of the batches that were answered; an error that
 // wraps ria.ErrOutcomeUnknown means the last batch may have been moved.
 func (g *Group) Promote(ctx context.Context) (int, error) {
-	return g.loop(ctx, "promote", promoteScript, g.keys.base(), batch)
+	return g.loop(ctx, "promote", promoteScript, g.keys.base(), batch, g.deadLimit)
 }
 
 // Recover puts every task whose lease has expired (its worker died or
 // stalled) back at the front of its queue, counting a failed attempt, or
-// into the dead letters when it has no retry left; in batches of 100 per
+// into the dead letters when it has no retry left or its stored fields do
+// not parse; in batches of 100 per
 // round trip. It returns how many it recovered (see [Group.Promote] for
 // errors). Workers recover as they take tasks, so calling it is never
 // required. Any number of recoverers may run at once: each expired lease
@@ -671,9 +678,13 @@ type Stats struct {
 
 // Stats counts the ready tasks of each named queue and the group's delayed,
 // in-flight and dead tasks, and lists its paused queues, in one round trip
-// (a MULTI/EXEC, so the counts are of one moment). A key of the wrong type
-// gives a *ria.KeyError naming it (and costs one more round trip).
+// (a MULTI/EXEC, so the counts are of one moment). An empty queue name is
+// an error, and nothing is sent. A key of the wrong type gives a
+// *ria.KeyError naming it (and costs one more round trip).
 func (g *Group) Stats(ctx context.Context, queues ...string) (Stats, error) {
+	if slices.Contains(queues, "") {
+		return Stats{}, fmt.Errorf("queue: stats %q: queue name: empty name", g.name)
+	}
 	var (
 		ready  []*redis.IntCmd
 		z      [3]*redis.IntCmd

@@ -412,6 +412,8 @@ func TestGroup_badInput(t *testing.T) {
 			{"negative retries", "default", "t", 1, []queue.EnqueueOption{queue.MaxRetry(-1)}, "max retry"},
 			{"huge retries", "default", "t", 1, []queue.EnqueueOption{queue.MaxRetry(math.MaxInt)}, "max retry"},
 			{"empty ID", "default", "t", 1, []queue.EnqueueOption{queue.ID("")}, "empty ID"},
+			{"ID ending in :a", "default", "t", 1, []queue.EnqueueOption{queue.ID("job:a")}, `ID "job:a": must not end in ":a" or ":e"`},
+			{"ID ending in :e", "default", "t", 1, []queue.EnqueueOption{queue.ID("job:e")}, `ID "job:e": must not end in ":a" or ":e"`},
 			{"payload", "default", "t", make(chan int), nil, "payload"},
 		} {
 			_, err := g.Enqueue(ctx, tc.queue, tc.task, tc.payload, tc.opts...)
@@ -437,6 +439,8 @@ func TestGroup_badInput(t *testing.T) {
 			assert.ErrorContains(t, err, tc.want, "Dead(%d, %d)", tc.offset, tc.limit)
 			assert.NotContains(t, err.Error(), "script", "a Go-side error, not a Lua one")
 		}
+		_, err = g.Stats(ctx, "default", "")
+		assert.ErrorContains(t, err, "queue name: empty name", "Stats of an empty queue name")
 		assert.ErrorContains(t, g.Cancel(ctx, ""), "empty ID")
 		assert.NotErrorIs(t, g.Cancel(ctx, ""), queue.ErrNotFound)
 		assert.ErrorContains(t, g.Requeue(ctx, ""), "empty ID")
@@ -491,6 +495,43 @@ func TestGroup_badInput(t *testing.T) {
 	})
 	assert.Panics(t, func() { _, _ = queue.New(nil, "g") })
 	assert.Panics(t, func() { _, _ = queue.NewWorker(nil) })
+}
+
+// A caller's ID cannot name another task's fields: task "job" keeps its
+// failed attempts and last error in fields "job:a" and "job:e" of the
+// tasks hash, so IDs ending so are refused, in a batch too, and nothing
+// is written; other IDs holding ':' are fine.
+func TestGroup_Enqueue_IDFieldSuffix(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		g := newGroup(t, b, b.Client)
+		_, err := g.Enqueue(ctx, "default", "t", 1, queue.ID("job"))
+		require.NoError(t, err)
+		for _, id := range []string{"job:a", "job:e", ":a", "x:e:a"} {
+			_, err = g.Enqueue(ctx, "default", "t", 2, queue.ID(id))
+			assert.ErrorContains(t, err, "must not end in", id)
+			_, err = g.EnqueueBatch(ctx, []queue.Job{{Queue: "default", Name: "t", Payload: 2, Options: []queue.EnqueueOption{queue.ID(id)}}})
+			assert.ErrorContains(t, err, "must not end in", id)
+		}
+		assert.Equal(t, []string{"job"}, readyIDs(t, b, "default"), "nothing written")
+		for _, id := range []string{"job:ab", "job:A", "a", "e", "job:", "job:1"} {
+			_, err = g.Enqueue(ctx, "default", "t", 3, queue.ID(id))
+			assert.NoError(t, err, id)
+		}
+		// Settling "job" leaves the others whole.
+		ts, _, err := g.TakeRuns(ctx, "w", []string{"default"}, 1, time.Hour, "tok")
+		require.NoError(t, err)
+		require.Len(t, ts, 1)
+		require.Equal(t, "job", ts[0].ID)
+		require.NoError(t, g.SettleForTest(ctx, "w", nil, queue.Outcome{ID: "job", Token: "tok", Kind: 'r', Attempts: "1", Err: "boom"}))
+		for _, id := range []string{"job:ab", "job:A", "a", "e", "job:", "job:1"} {
+			info, err := g.Task(ctx, id)
+			if assert.NoError(t, err, id) {
+				assert.Equal(t, 0, info.Attempts, id)
+				assert.Equal(t, queue.StateReady, info.State, id)
+			}
+		}
+	})
 }
 
 // Names cannot make two namespaces share a key: the ready list of queue

@@ -90,7 +90,7 @@ if again then
   end
 else
   if maintain then
-    promote(due)
+    promote(due, now, limit)
     recover(expired, now, limit)
   end
   local took = {}

@@ -225,7 +225,8 @@ func TestGroup_wrongTypes(t *testing.T) {
 // A value the scripts parse that someone else wrote (a task's packed
 // fields, its failed attempts) makes the call fail with a *ria.KeyError
 // matching ria.ErrCorrupt, naming the key and the field, and change
-// nothing.
+// nothing; except for promotion and recovery, which send such a task to
+// the dead letters (TestGroup_corruptPromotedOrRecovered).
 func TestGroup_corruptValues(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
@@ -247,15 +248,8 @@ func TestGroup_corruptValues(t *testing.T) {
 		garbage := func(id string) {
 			require.NoError(t, b.Client.HSet(ctx, key(b, "tasks"), id, "not a task").Err())
 		}
-		check("Promote", "p", func() { garbage("p"); zadd(t, b, "delayed", 1, "p") },
-			func() error { _, err := g.Promote(ctx); return err })
 		check("Requeue", "d", func() { garbage("d"); zadd(t, b, "dead", 1, "d") },
 			func() error { return g.Requeue(ctx, "d") })
-		check("Recover", "x:a", func() {
-			put(t, b, "x", "default", 5)
-			require.NoError(t, b.Client.HSet(ctx, key(b, "tasks"), "x:a", "many").Err())
-			zadd(t, b, "inflight", 1, "x:tok")
-		}, func() error { _, err := g.Recover(ctx); return err })
 		check("release", "l", func() { garbage("l"); zadd(t, b, "inflight", far, "l:tok") },
 			func() error { return g.SettleForTest(ctx, "w", nil, queue.Outcome{ID: "l", Token: "tok", Kind: 'l'}) })
 
@@ -272,3 +266,44 @@ func TestGroup_corruptValues(t *testing.T) {
 }
 
 func redisZ(score float64, member string) redis.Z { return redis.Z{Score: score, Member: member} }
+
+// A due delayed task, or a task whose lease expired, whose stored fields
+// do not parse goes to the dead letters unrun, saying why, with its fields
+// kept for a look; the others of the batch are promoted or recovered as
+// usual. (It made every take of the group fail, and so stopped every
+// worker.)
+func TestGroup_corruptPromotedOrRecovered(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		g := newGroup(t, b, b.Client)
+		require.NoError(t, b.Client.HSet(ctx, key(b, "tasks"), "p", "not a task").Err())
+		zadd(t, b, "delayed", 1, "p")
+		put(t, b, "ok", "default", 5)
+		zadd(t, b, "delayed", 2, "ok")
+		n, err := g.Promote(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, 2, n)
+		assert.Equal(t, []string{"ok"}, readyIDs(t, b, "default"))
+
+		put(t, b, "x", "default", 5)
+		require.NoError(t, b.Client.HSet(ctx, key(b, "tasks"), "x:a", "many").Err())
+		zadd(t, b, "inflight", 1, "x:tok")
+		n, err = g.Recover(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, 1, n)
+
+		dead, err := g.Dead(ctx, 0, 10)
+		require.NoError(t, err)
+		errs := map[string]string{}
+		for _, d := range dead {
+			errs[d.ID] = d.Error
+		}
+		assert.Equal(t, map[string]string{
+			"p": `queue: corrupt task: field p holds "not a task", want a packed task`,
+			"x": `lease expired; queue: corrupt task: field x:a holds "many", want an integer`,
+		}, errs)
+		assert.Equal(t, "not a task", b.Client.HGet(ctx, key(b, "tasks"), "p").Val(), "kept as it was, for a look")
+		s := stats(t, g)
+		assert.Equal(t, [3]int64{0, 0, 2}, [3]int64{s.Delayed, s.InFlight, s.Dead}, "delayed, in flight, dead")
+	})
+}

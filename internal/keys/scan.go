@@ -52,13 +52,19 @@ func Scan(ctx context.Context, rdb Scanner, pattern string, fn func(ctx context.
 }
 
 // GlobEscape escapes the characters SCAN MATCH reads as pattern syntax.
+// It works byte by byte, as Redis matches: any other byte, a byte of
+// invalid UTF-8 included, is kept as it is.
 func GlobEscape(s string) string {
 	var b strings.Builder
-	for _, r := range s {
-		if strings.ContainsRune(`*?[]\`, r) {
+	b.Grow(len(s))
+	for i := range len(s) {
+		switch c := s[i]; c {
+		case '*', '?', '[', ']', '\\':
 			b.WriteByte('\\')
+			b.WriteByte(c)
+		default:
+			b.WriteByte(c)
 		}
-		b.WriteRune(r)
 	}
 	return b.String()
 }

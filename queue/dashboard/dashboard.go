@@ -316,7 +316,7 @@ func (h *Handler) list(ctx context.Context, w http.ResponseWriter, r *http.Reque
 	n := 1
 	if p := q.Get("page"); p != "" {
 		var err error
-		if n, err = strconv.Atoi(p); err != nil || n < 1 || (n-1)*h.pageSize > queue.MaxListOffset {
+		if n, err = strconv.Atoi(p); err != nil || n < 1 || n-1 > queue.MaxListOffset/h.pageSize {
 			h.fail(w, r, http.StatusBadRequest, fmt.Errorf("page %q: want a number from 1", p))
 			return
 		}

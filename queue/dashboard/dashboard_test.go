@@ -233,7 +233,8 @@ func TestDashboard_pages(t *testing.T) {
 		for path, want := range map[string]int{
 			"/task?id=nope": http.StatusNotFound, "/task": http.StatusBadRequest, "/ready": http.StatusBadRequest,
 			"/dead?page=0": http.StatusBadRequest, "/dead?page=x": http.StatusBadRequest, "/nope": http.StatusNotFound,
-			"/action": http.StatusMethodNotAllowed,
+			"/action": http.StatusMethodNotAllowed, "/dead?page=9223372036854775807": http.StatusBadRequest,
+			"/dead?page=4611686018427387905": http.StatusBadRequest,
 		} {
 			code, _ := c.get(path)
 			assert.Equal(t, want, code, path)
