@@ -17,13 +17,18 @@ import (
 // "item" query parameter (the book's extract_item_id), and whether the
 // page may be cached by its URL alone: it names an item and is not dynamic
 // (its query has no "_" parameter: the book's is_dynamic). A request that
-// does not parse as a URL is not cacheable.
+// does not parse as a URL, or whose query does not parse (a bad % escape,
+// a ';'), is not cacheable: a pair that cannot be read might be the "_"
+// that makes the page dynamic.
 func requestItem(req string) (string, bool) {
 	u, err := url.Parse(req)
 	if err != nil {
 		return "", false
 	}
-	q := u.Query()
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return "", false
+	}
 	item := q.Get("item")
 	if item == "" || q.Has("_") {
 		return "", false
@@ -42,7 +47,8 @@ func hashRequest(req string) string {
 // query has a non-empty "item" parameter), it is not dynamic (no "_"
 // parameter), and the item is among the app's most viewed ([WithCacheTop]:
 // 10,000 by default). It takes one round trip, or none when the URL alone
-// rules caching out; a request that is not a URL is not cacheable.
+// rules caching out; a request that is not a URL, or whose query does not
+// parse (url.ParseQuery: a bad % escape, a ';'), is not cacheable.
 func (s *Store) CanCache(ctx context.Context, req string) (bool, error) {
 	item, ok := requestItem(req)
 	if !ok {

@@ -48,6 +48,13 @@ func TestStore_CanCache(t *testing.T) {
 			{"http://test.com/?item=a&_=1234", false, 0}, // dynamic: the book's second case
 			{"http://test.com/?_=&item=a", false, 0},
 			{"%zz?item=a", false, 0}, // not a URL
+			// A query that does not parse may hide the "_" (url.Query
+			// drops the pairs it cannot parse): dynamic.
+			{"/?item=a&_=%zz", false, 0},
+			{"/?item=a&_=1;2", false, 0},
+			{"/?item=a;_=1", false, 0},
+			{"/?item=a&x=%zz", false, 0},
+			{"/?item=a&%5F=1", false, 0}, // "_" escaped is still "_"
 			{"", false, 0},
 		} {
 			var ok bool
@@ -105,6 +112,8 @@ func TestStore_CacheRequest(t *testing.T) {
 		}{
 			{"http://test.com/?item=unviewed", 1},
 			{"http://test.com/?item=itemX&_=1", 0},
+			{"http://test.com/?item=itemX&_=%zz", 0}, // unparsable query: dynamic
+			{"http://test.com/?item=itemX&_=1;2", 0},
 			{"http://test.com/", 0},
 		} {
 			before := renders

@@ -50,8 +50,8 @@
 //     among the most viewed ([DefaultCacheTop]: 10,000) for
 //     [DefaultPageTTL] (300 s). A request is an item page when its query
 //     has a non-empty "item" parameter, and dynamic (never cached) when its
-//     query has a "_" parameter. The rank check and the lookup are one
-//     script.
+//     query has a "_" parameter or does not parse (a bad % escape or a ';'
+//     could hide a "_"). The rank check and the lookup are one script.
 //   - [Store.ScheduleRowCache] and a [RowCacher] keep database rows cached
 //     as JSON, each reloaded every delay by a [Loader] you supply. A delay
 //     <= 0 stops caching the row and deletes its copy at once (the book
@@ -97,7 +97,8 @@
 //     is read from the client's options: MaxRetries times (PoolTimeout +
 //     WriteTimeout + ReadTimeout + MaxRetryBackoff), plus a second, at
 //     most 5 minutes; 52 s with go-redis v9's defaults, none (no record is
-//     written) with MaxRetries -1. UpdateToken with an item runs on every
+//     written) with MaxRetries -1 (on a Cluster, MaxRedirects -1 too).
+//     UpdateToken with an item runs on every
 //     viewing request: each keeps a record of about 120 bytes for the
 //     window (measured on Redis 7.0 with the default prefix), so 1,000
 //     such requests/s keep some 6 MB with the defaults (a Logout keeps

@@ -147,8 +147,23 @@ func (rc *RowCacher) Run(ctx context.Context) error {
 		if next == nil {
 			return rc.o.interval, nil
 		}
-		return min(rc.o.interval, time.Duration(next.due-float64(rc.o.now().UnixMilli()))*time.Millisecond), nil
+		return pauseUntil(next.due, rc.o.now().UnixMilli(), rc.o.interval), nil
 	})
+}
+
+// pauseUntil is how long Run pauses before the row due at due (Unix ms)
+// when it is nowMS: the time left, clamped to 0 and to interval. It works
+// in float64 so that a due time centuries away cannot overflow a Duration
+// into a negative pause (a busy loop).
+func pauseUntil(due float64, nowMS int64, interval time.Duration) time.Duration {
+	left := due - float64(nowMS) // ms; +Inf for a row scheduled at +inf
+	switch {
+	case !(left > 0): // NaN too
+		return 0
+	case left >= float64(interval)/float64(time.Millisecond):
+		return interval
+	}
+	return time.Duration(left * float64(time.Millisecond))
 }
 
 // rowEntry is the row due first, as the row scripts' peek returns it.

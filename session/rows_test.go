@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -249,4 +250,29 @@ func TestRowCacher_roundTrips(t *testing.T) {
 		})
 		assert.Equal(t, int64(1), rt, "nothing due")
 	})
+}
+
+// Run pauses until the next row is due, at most the interval: a row due
+// centuries away (a delay near the largest Duration, or a score of +inf
+// written by hand) pauses for the interval, never for a negative time that
+// would make Run spin.
+func TestRowCacher_pauseUntil(t *testing.T) {
+	const now = int64(1_700_000_000_000)
+	const interval = 50 * time.Millisecond
+	for _, c := range []struct {
+		name string
+		due  float64
+		want time.Duration
+	}{
+		{"due now", float64(now), 0},
+		{"overdue", float64(now - 5000), 0},
+		{"in 20ms", float64(now + 20), 20 * time.Millisecond},
+		{"in 1s", float64(now + 1000), interval},
+		{"in 300 years", float64(now) + 1e13, interval}, // 1e13 ms overflows a Duration of ms
+		{"at +inf", math.Inf(1), interval},
+		{"at -inf", math.Inf(-1), 0},
+		{"NaN", math.NaN(), 0},
+	} {
+		assert.Equal(t, c.want, session.PauseUntil(c.due, now, interval), c.name)
+	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/ria-go/ria"
 	"github.com/ria-go/ria/internal/keys"
 	"github.com/ria-go/ria/internal/option"
 	"github.com/ria-go/ria/internal/script"
@@ -325,7 +326,9 @@ func (s *Store) AddToCart(ctx context.Context, token, item string, count int) er
 }
 
 // Cart returns the items in the session token's cart and their counts, in
-// one round trip. An unknown session has an empty cart.
+// one round trip. An unknown session has an empty cart. A cart that is not
+// a hash, or holds a count that is not an integer, is a [*ria.KeyError]
+// (matching ria.ErrWrongType or ria.ErrCorrupt).
 func (s *Store) Cart(ctx context.Context, token string) (map[string]int, error) {
 	if token == "" {
 		return nil, invalid("cart", "empty token")
@@ -338,7 +341,8 @@ func (s *Store) Cart(ctx context.Context, token string) (map[string]int, error) 
 	for item, v := range raw {
 		n, err := strconv.Atoi(v)
 		if err != nil {
-			return nil, fmt.Errorf("session: cart of %q: item %q: malformed count %q", token, item, v)
+			return nil, fmt.Errorf("session: cart of %q: item %q: %w", token, item, &ria.KeyError{Role: "session cart",
+				Key: s.keys.cartKey(token), Got: "a malformed count " + strconv.Quote(v), Want: "an integer count", Err: ria.ErrCorrupt})
 		}
 		cart[item] = n
 	}

@@ -135,3 +135,21 @@ func TestStore_wrongTypes(t *testing.T) {
 		})
 	})
 }
+
+// A cart count that is not an integer is a *ria.KeyError matching
+// ria.ErrCorrupt, naming the cart key.
+func TestStore_Cart_corrupt(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		s := newStore(t, b, b.Client)
+		require.NoError(t, s.AddToCart(ctx, "tok", "7", 1))
+		require.NoError(t, b.Client.HSet(ctx, key(b, "cart:tok"), "8", "many").Err())
+		_, err := s.Cart(ctx, "tok")
+		assert.ErrorIs(t, err, ria.ErrCorrupt)
+		var ke *ria.KeyError
+		if assert.ErrorAs(t, err, &ke) {
+			assert.Equal(t, key(b, "cart:tok"), ke.Key)
+			assert.Equal(t, "session cart", ke.Role)
+		}
+	})
+}

@@ -110,7 +110,13 @@
 //   - A structure's parameters (shard size, total, method, record width,
 //     ids per string, code table) are stored with it by the first New and
 //     reused by later ones: a New given other values fails with
-//     [ErrMismatch] instead of mapping keys elsewhere.
+//     [ErrMismatch] instead of mapping keys elsewhere. A code table is
+//     kept as a checksum of its names, each with its length, so that no
+//     two tables pass for one another; the checksum of earlier versions
+//     (names joined with ':', ';' and ',') is still accepted for the same
+//     table when no name holds one of those characters, and refused
+//     (ErrMismatch) when one does, since it cannot tell such a table from
+//     another.
 //   - A key of the wrong type (a shard that is a STRING, a list end that is
 //     not an integer...) gives a *ria.KeyError naming the key and its role
 //     (errors.Is ria.ErrWrongType or ria.ErrCorrupt). Scripts check every
@@ -143,18 +149,21 @@
 // # Round trips
 //
 //   - Hash Get, Set, Exists; Set Contains: 1. Hash GetMany, SetMany, Delete;
-//     Set Add, Remove, Len: 1 per server the shards are on (a pipeline).
+//     Set Add, Remove: 1 per server the shards are on (a pipeline). Set
+//     Len: 1 per server per 10,000 shards.
 //   - Visitors: HyperLogLog Visit and Count 1; Sets Visit 1 per server, and
-//     Count 1 per server, plus, the first time a process meets a day, one
-//     GET of the day's size (and, for the first Visit of the day of all
-//     processes, the day before's count and one script to store the size).
+//     Count 1 per server per 10,000 shards, plus, the first time a process
+//     meets a day, one GET of the day's size (and, for the first Visit of
+//     the day of all processes, the day before's count and one script to
+//     store the size).
 //   - List PushLeft, PushRight, PopLeft, PopRight, Len: 1. BlockingPopLeft,
 //     BlockingPopRight: 1 when the list has a value; 3 for a value that
 //     arrives while it waits (register, wait, pop again).
 //   - Records Put, Locations Set: 1, plus 1 the first time a process writes
 //     into a string beyond the highest it knows. Get: 1; GetMany and
 //     AggregateUsers: 1 per server per 10,000 ids. Scan and Aggregate: 1 GET,
-//     1 STRLEN pipeline per server, 1 GETRANGE per block (4 in flight).
+//     1 STRLEN pipeline per server per 10,000 strings, 1 GETRANGE per block
+//     (4 in flight).
 //   - Hash Len: a SCAN of each primary plus 1 HLEN pipeline per primary.
 //   - Set Members: 1 per server per 65,536/size shards (an SSCAN pipeline;
 //     a compact shard comes whole in one SSCAN), plus 1 per server per
@@ -220,11 +229,17 @@
 //   - Hashed (non-numeric) keys spread over 2·total/size shards: a
 //     structure that grows far past the total it was created with fills its
 //     shards past the limit. Numeric keys have no such bound (shard n/size).
+//   - A [Set], a [Visitors] day and a [Records] have at most [MaxShards]
+//     (2^24) shards or strings, since Set.Len, Visitors.Count and
+//     Records.Scan visit each one (10,000 per pipeline, checking ctx in
+//     between): NewSet, NewVisitors ([WithDailyExpected]) and Records.Put
+//     refuse what goes past it with [ErrSize], writing nothing.
 //   - Visitors days are calendar dates of the time.Time given, in its own
 //     location. With Sets, a day sized from a small day before and then
 //     visited by many more has shards past set-max-intset-entries (still
 //     exact, less compact).
-//   - A Records string holds at most 512 MB; ids are int64s >= 0. A record
+//   - A Records string holds at most 512 MB; ids are from 0 to
+//     [MaxShards]·(ids per string) - 1 (2^44 - 1 by default). A record
 //     of zero bytes reads as "never written" in a [Locations] aggregate.
 //   - The first Put of a process into a string beyond the highest it knows
 //     raises the records' max string number (another slot, so another

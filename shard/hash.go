@@ -27,7 +27,7 @@ type Hash struct {
 // and fail with [ErrMismatch] if given others. It costs one round trip for
 // an existing hash, a few more for a new one.
 func NewHash(ctx context.Context, rdb Client, name string, total int64, opts ...Option) (*Hash, error) {
-	s, err := newSized(ctx, rdb, "hash", name, total, opts, func(l Limits) int64 { return l.HashEntries })
+	s, err := newSized(ctx, rdb, "hash", name, total, 0, opts, func(l Limits) int64 { return l.HashEntries })
 	if err != nil {
 		return nil, err
 	}
@@ -41,9 +41,23 @@ func (h *Hash) Name() string { return h.name }
 func (h *Hash) ShardSize() int64 { return h.size }
 
 // ShardKey returns the Redis key of the shard that holds field: a HASH.
+// It returns "" for a field that has no shard: a number whose shard number
+// does not fit in an int64 (the calls on such a field fail with an error
+// wrapping [ErrSize]).
 func (h *Hash) ShardKey(field string) string {
-	id, _ := ID(field, h.total, h.size) // New checked total and size
-	return h.shardKey(id)
+	k, _ := h.key(field)
+	return k
+}
+
+// key returns the key of field's shard, or an error wrapping [ErrSize]
+// for a numeric field whose shard number does not fit in an int64 (New
+// checked total and size).
+func (h *Hash) key(field string) (string, error) {
+	id, err := ID(field, h.total, h.size)
+	if err != nil {
+		return "", err
+	}
+	return h.shardKey(id), nil
 }
 
 // ShardField returns the name field has inside its shard ([Hash.ShardKey]).
@@ -79,7 +93,10 @@ const hashRole = "shard hash"
 // Get returns the value of field (ok false when it has none). One round
 // trip.
 func (h *Hash) Get(ctx context.Context, field string) (string, bool, error) {
-	k := h.ShardKey(field)
+	k, err := h.key(field)
+	if err != nil {
+		return "", false, fmt.Errorf("shard: hash %q: get %q: %w", h.name, field, err)
+	}
 	v, err := h.rdb.Do(ctx, "hget", k, h.ShardField(field)).Text()
 	switch {
 	case err == redis.Nil:
@@ -93,7 +110,10 @@ func (h *Hash) Get(ctx context.Context, field string) (string, bool, error) {
 // Set sets field to value: one HSET, one round trip. It is idempotent, so
 // a re-send after a lost reply changes nothing more.
 func (h *Hash) Set(ctx context.Context, field, value string) error {
-	k := h.ShardKey(field)
+	k, err := h.key(field)
+	if err != nil {
+		return fmt.Errorf("shard: hash %q: set %q: %w", h.name, field, err)
+	}
 	if err := h.rdb.Do(ctx, "hset", k, h.ShardField(field), value).Err(); err != nil {
 		return fmt.Errorf("shard: hash %q: set %q: %w", h.name, field, script.Unknown(wrongType(ctx, h.rdb, err, k, hashRole, "hash")))
 	}
@@ -102,7 +122,10 @@ func (h *Hash) Set(ctx context.Context, field, value string) error {
 
 // Exists reports whether field has a value. One round trip.
 func (h *Hash) Exists(ctx context.Context, field string) (bool, error) {
-	k := h.ShardKey(field)
+	k, err := h.key(field)
+	if err != nil {
+		return false, fmt.Errorf("shard: hash %q: exists %q: %w", h.name, field, err)
+	}
 	ok, err := h.rdb.Do(ctx, "hexists", k, h.ShardField(field)).Bool()
 	if err != nil {
 		return false, fmt.Errorf("shard: hash %q: exists %q: %w", h.name, field, wrongType(ctx, h.rdb, err, k, hashRole, "hash"))
@@ -113,7 +136,10 @@ func (h *Hash) Exists(ctx context.Context, field string) (bool, error) {
 // Delete removes fields: one HDEL per shard they fall in, all in one
 // pipeline (one round trip per server). Idempotent.
 func (h *Hash) Delete(ctx context.Context, fields ...string) error {
-	groups, order := h.group(fields)
+	groups, order, err := h.group(fields)
+	if err != nil {
+		return fmt.Errorf("shard: hash %q: delete: %w", h.name, err)
+	}
 	if len(order) == 0 {
 		return nil
 	}
@@ -136,7 +162,10 @@ func (h *Hash) Delete(ctx context.Context, fields ...string) error {
 // GetMany returns the values of fields that have one: one HMGET per shard,
 // all in one pipeline (one round trip per server).
 func (h *Hash) GetMany(ctx context.Context, fields ...string) (map[string]string, error) {
-	groups, order := h.group(fields)
+	groups, order, err := h.group(fields)
+	if err != nil {
+		return nil, fmt.Errorf("shard: hash %q: get: %w", h.name, err)
+	}
 	out := make(map[string]string, len(fields))
 	if len(order) == 0 {
 		return out, nil
@@ -181,7 +210,10 @@ func (h *Hash) SetMany(ctx context.Context, values map[string]string) error {
 	for f := range values {
 		fields = append(fields, f)
 	}
-	groups, order := h.group(fields)
+	groups, order, err := h.group(fields)
+	if err != nil {
+		return fmt.Errorf("shard: hash %q: set: %w", h.name, err)
+	}
 	p := h.rdb.Pipeline()
 	for _, k := range order {
 		args := make([]any, 0, 2*len(groups[k])+2)
@@ -210,17 +242,21 @@ func (h *Hash) Len(ctx context.Context) (int64, error) {
 }
 
 // group sorts fields by shard key, keeping the shards in first-seen order.
-func (h *Hash) group(fields []string) (map[string][]string, []string) {
+// A field without a shard is an error ([Hash.key]).
+func (h *Hash) group(fields []string) (map[string][]string, []string, error) {
 	groups := map[string][]string{}
 	var order []string
 	for _, f := range fields {
-		k := h.ShardKey(f)
+		k, err := h.key(f)
+		if err != nil {
+			return nil, nil, fmt.Errorf("field %.40q: %w", f, err)
+		}
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}
 		groups[k] = append(groups[k], f)
 	}
-	return groups, order
+	return groups, order, nil
 }
 
 // arg1 returns a command's first argument after its name: its key.

@@ -116,8 +116,9 @@ func TestHash_shardField(t *testing.T) {
 		assert.Equal(t, "0", h.ShardField("0"))
 		assert.Equal(t, "007", h.ShardField("007"), "not canonical: stored as given")
 		assert.Equal(t, "x7", h.ShardField("x7"))
-		big := "99999999999999999999999" // past int64
+		big := "99999999999999999999" // past int64; its shard number (10^18 - 1) is not
 		assert.Equal(t, big, h.ShardField(big))
+		assert.Equal(t, "99999999999999999999999", h.ShardField("99999999999999999999999"))
 		fields := []string{"7", "07", "007", "107", "1007", "x7", "7x", "0", "00", big, "9223372036854775807"}
 		vals := map[string]string{}
 		for i, f := range fields {
@@ -186,5 +187,33 @@ func TestReadLimits(t *testing.T) {
 		assert.Equal(t, int64(512), l.HashEntries, "Redis 7.0's default")
 		assert.Equal(t, int64(64), l.HashValue)
 		assert.Equal(t, int64(512), l.SetIntEntries)
+	})
+}
+
+// A digit field whose shard number does not fit in an int64 has no shard:
+// every call on it fails with ErrSize and writes nothing, instead of
+// landing in shard 0.
+func TestHash_fieldBeyondInt64(t *testing.T) {
+	run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		h := must(shard.NewHash(ctx, b.Client, "h", 1000, shard.WithShardSize(1), shard.WithPrefix(b.Prefix)))
+		const big = "9223372036854775808" // 2^63: shard 2^63 with shards of 1
+		assert.Empty(t, h.ShardKey(big))
+		assert.ErrorIs(t, h.Set(ctx, big, "v"), shard.ErrSize)
+		assert.ErrorIs(t, h.SetMany(ctx, map[string]string{"1": "a", big: "v"}), shard.ErrSize)
+		_, _, err := h.Get(ctx, big)
+		assert.ErrorIs(t, err, shard.ErrSize)
+		_, err = h.Exists(ctx, big)
+		assert.ErrorIs(t, err, shard.ErrSize)
+		_, err = h.GetMany(ctx, "1", big)
+		assert.ErrorIs(t, err, shard.ErrSize)
+		assert.ErrorIs(t, h.Delete(ctx, big), shard.ErrSize)
+		assert.Empty(t, b.Keys(b.Prefix+"{h:*"), "nothing written")
+
+		require.NoError(t, h.Set(ctx, "9223372036854775807", "max"), "the largest int64 has a shard")
+		v, ok, err := h.Get(ctx, "9223372036854775807")
+		require.NoError(t, err)
+		assert.True(t, ok)
+		assert.Equal(t, "max", v)
 	})
 }

@@ -14,8 +14,20 @@ import (
 // ErrSize is wrapped by the error of a call given a size or count that
 // cannot work: a shard size below 1, an expected total too small for even
 // one shard of a hashed key, a numeric key whose shard number does not fit
-// in an int64.
+// in an int64, more than [MaxShards] shards or strings.
 var ErrSize = errors.New("shard: bad size")
+
+// MaxShards (2^24) is the most shards a [Set] or a [Visitors] day may
+// spread over and the most strings a [Records] may use: [Set.Len],
+// [Visitors.Count] and [Records.Scan] visit each of them. NewSet,
+// NewVisitors and [Records.Put] refuse what would go past it with an error
+// wrapping [ErrSize].
+const MaxShards = 1 << 24
+
+// pipelineChunk is how many commands one pipeline carries when a call
+// visits many shards, strings or ids: replies stay bounded in memory, and
+// ctx is checked between pipelines.
+const pipelineChunk = 10_000
 
 // ID returns the shard of key in a structure expected to hold total
 // elements in shards of size elements: the book's shard_key. A key made of

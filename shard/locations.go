@@ -2,6 +2,8 @@ package shard
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -23,8 +25,9 @@ type Codes struct {
 	cIndex    map[string]int
 	states    [][]string // by country index; nil: no states
 	sIndex    []map[string]int
-	cw, sw    int    // bytes per country and per state code
-	sum       uint32 // CRC32 of the table, kept with the records
+	cw, sw    int   // bytes per country and per state code
+	sum       int64 // checksum of the table, kept with the records (see checksums)
+	legacy    int64 // the checksum earlier versions stored; -1 when it cannot tell this table from others
 }
 
 // NewCodes returns the code table of countries (in this order: the order
@@ -40,7 +43,6 @@ func NewCodes(countries []string, states map[string][]string) (*Codes, error) {
 	}
 	c := &Codes{countries: slices.Clone(countries), cIndex: map[string]int{}, states: make([][]string, len(countries)),
 		sIndex: make([]map[string]int, len(countries)), cw: 1, sw: 1}
-	h := crc32.NewIEEE()
 	for i, n := range countries {
 		if n == "" {
 			return nil, fmt.Errorf("shard: codes: country %d: empty name", i)
@@ -82,12 +84,41 @@ func NewCodes(countries []string, states map[string][]string) (*Codes, error) {
 			c.sIndex[i][s] = j
 		}
 	}
-	for i, n := range c.countries {
-		fmt.Fprintf(h, "%s:%s;", n, strings.Join(c.states[i], ","))
-	}
-	fmt.Fprintf(h, "%d%d", c.cw, c.sw)
-	c.sum = h.Sum32()
+	c.sum, c.legacy = c.checksums()
 	return c, nil
+}
+
+// checksums returns the table's checksum and its legacy one. The checksum
+// is SHA-256 of an encoding that gives every name with its length (so no
+// name can pass for several, whatever bytes it holds) and every country's
+// state count, cut to 62 bits with bit 62 set: from 2^62 to 2^63-1, never
+// a legacy checksum. The legacy checksum, stored by earlier versions, is
+// CRC-32 of the names joined with ':', ';' and ',' unescaped: tables whose
+// names hold those characters could collide ({"a,b"} and {"a", "b"}), so
+// legacy is -1 for them; for others that encoding is unambiguous, and
+// records stored with it keep opening ([NewLocations]).
+func (c *Codes) checksums() (sum, legacy int64) {
+	h := sha256.New()
+	fmt.Fprintf(h, "ria shard codes 2;%d;%d;%d;", len(c.countries), c.cw, c.sw)
+	seps := false
+	for i, n := range c.countries {
+		fmt.Fprintf(h, "%d:%s;%d;", len(n), n, len(c.states[i]))
+		seps = seps || strings.ContainsAny(n, ":;,")
+		for _, st := range c.states[i] {
+			fmt.Fprintf(h, "%d:%s;", len(st), st)
+			seps = seps || strings.ContainsAny(st, ":;,")
+		}
+	}
+	sum = int64(binary.BigEndian.Uint64(h.Sum(nil))>>2 | 1<<62)
+	if seps {
+		return sum, -1
+	}
+	old := crc32.NewIEEE()
+	for i, n := range c.countries {
+		fmt.Fprintf(old, "%s:%s;", n, strings.Join(c.states[i], ","))
+	}
+	fmt.Fprintf(old, "%d%d", c.cw, c.sw)
+	return sum, int64(old.Sum32())
 }
 
 // Width returns the bytes of one encoded location.
@@ -194,13 +225,20 @@ type Locations struct {
 // [BookCodes]). It takes the options of [NewRecords]. The first
 // NewLocations of a name stores a checksum of its code table; later ones
 // must use the same table ([ErrMismatch]), since a code is a position in
-// it.
+// it. A checksum stored by an earlier version of this package is still
+// accepted for the same table, unless a name of the table holds ':', ';'
+// or ',' (that checksum could not tell such a table from another: it fails
+// with [ErrMismatch]). Records made by [NewRecords], which have no code
+// table, fail with [ErrMismatch] too.
 func NewLocations(ctx context.Context, rdb Client, name string, codes *Codes, opts ...Option) (*Locations, error) {
 	if codes == nil {
 		codes = BookCodes()
 	}
-	r, err := newRecords(ctx, rdb, "locations", name, codes.Width(),
-		[]param{{name: "codes", value: int64(codes.sum), explicit: true}}, opts)
+	codesParam := param{name: "codes", value: codes.sum, explicit: true, kindMark: true}
+	if codes.legacy >= 0 {
+		codesParam.also = []int64{codes.legacy}
+	}
+	r, err := newRecords(ctx, rdb, "locations", name, codes.Width(), []param{codesParam}, opts)
 	if err != nil {
 		return nil, err
 	}

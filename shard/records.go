@@ -105,13 +105,18 @@ func (r *Records) place(id int64) (key string, off int64, err error) {
 	if id < 0 {
 		return "", 0, fmt.Errorf("shard: %s: id %d, want 0 or more", r.name, id)
 	}
+	if id/r.perShard >= MaxShards {
+		return "", 0, fmt.Errorf("shard: %s: %w: id %d, want below %d (MaxShards strings of %d ids)", r.name, ErrSize, id, MaxShards*r.perShard, r.perShard)
+	}
 	return r.shardKey(id / r.perShard), (id % r.perShard) * r.width, nil
 }
 
 // Put writes the record of id: one SETRANGE (one round trip), idempotent.
 // The first Put of a process into a string beyond those it knows first
 // raises the records' max string number (one more round trip), so that
-// [Records.Scan] reads it. rec must be exactly [Records.Width] bytes.
+// [Records.Scan] reads it. rec must be exactly [Records.Width] bytes. id
+// must be from 0 to [MaxShards]·(ids per string) - 1 (an error wrapping
+// [ErrSize] past that, for Get and GetMany too).
 func (r *Records) Put(ctx context.Context, id int64, rec []byte) error {
 	if int64(len(rec)) != r.width {
 		return fmt.Errorf("shard: records %q: put %d: record of %d bytes, want %d", r.name, id, len(rec), r.width)
@@ -152,16 +157,13 @@ func (r *Records) Get(ctx context.Context, id int64) ([]byte, error) {
 	return recs[0], nil
 }
 
-// getManyChunk is how many GETRANGEs one pipeline of GetMany carries.
-const getManyChunk = 10_000
-
 // GetMany returns the records of ids, in order (the book's
 // aggregate_location_list): one GETRANGE per id, pipelined by 10,000 ids
 // (one round trip per server per 10,000 ids).
 func (r *Records) GetMany(ctx context.Context, ids ...int64) ([][]byte, error) {
 	out := make([][]byte, len(ids))
-	for lo := 0; lo < len(ids); lo += getManyChunk {
-		hi := min(lo+getManyChunk, len(ids))
+	for lo := 0; lo < len(ids); lo += pipelineChunk {
+		hi := min(lo+pipelineChunk, len(ids))
 		p := r.rdb.Pipeline()
 		for _, id := range ids[lo:hi] {
 			k, off, err := r.place(id)
@@ -192,8 +194,11 @@ const scanWorkers = 4
 // with each block and the id of its first record. Blocks come in no
 // particular order; fn is called from one goroutine at a time and must not
 // keep block after it returns. Scan stops at fn's first error and returns
-// it. Round trips: one GET of the max string number, one pipeline of
-// STRLEN (one per server), then one GETRANGE per block.
+// it, and at the end of ctx, returning its error. Round trips: one GET of
+// the max string number, one pipeline of STRLEN per server per 10,000
+// strings, then one GETRANGE per block. A max string number of [MaxShards]
+// or more, which Put never writes, is a *ria.KeyError matching
+// ria.ErrCorrupt.
 func (r *Records) Scan(ctx context.Context, fn func(first int64, block []byte) error) error {
 	maxS, err := r.rdb.Do(ctx, "get", r.maxKey()).Text()
 	if err == redis.Nil {
@@ -203,33 +208,14 @@ func (r *Records) Scan(ctx context.Context, fn func(first int64, block []byte) e
 		return fmt.Errorf("shard: records %q: scan: %w", r.name, wrongType(ctx, r.rdb, err, r.maxKey(), "shard records max", "string"))
 	}
 	maxN, err := strconv.ParseInt(maxS, 10, 64)
-	if err != nil {
-		return fmt.Errorf("shard: records %q: scan: %w", r.name, corrupt(r.maxKey(), "shard records max", maxS, "an integer"))
+	if err != nil || maxN >= MaxShards {
+		return fmt.Errorf("shard: records %q: scan: %w", r.name, corrupt(r.maxKey(), "shard records max", maxS,
+			fmt.Sprintf("an integer below %d (MaxShards)", MaxShards)))
 	}
 	if maxN < 0 {
 		return nil
 	}
-	p := r.rdb.Pipeline()
-	for n := range maxN + 1 {
-		p.Do(ctx, "strlen", r.shardKey(n))
-	}
-	cmds, err := p.Exec(ctx)
-	if err != nil {
-		return fmt.Errorf("shard: records %q: scan: %w", r.name, batchErr(ctx, r.rdb, cmds, arg1, recordsRole, "string"))
-	}
-	type job struct {
-		key       string
-		first     int64
-		off, size int64
-	}
-	var jobs []job
-	for n, c := range cmds {
-		size, _ := c.(*redis.Cmd).Int64()
-		size -= size % r.width // a partial record at the end is not one
-		for off := int64(0); off < size; off += r.block {
-			jobs = append(jobs, job{key: r.shardKey(int64(n)), first: int64(n)*r.perShard + off/r.width, off: off, size: min(r.block, size-off)})
-		}
-	}
+	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type result struct {
@@ -237,10 +223,21 @@ func (r *Records) Scan(ctx context.Context, fn func(first int64, block []byte) e
 		data  []byte
 		err   error
 	}
-	next := make(chan job)
+	next := make(chan scanJob)
 	results := make(chan result, scanWorkers)
 	var wg sync.WaitGroup
-	for range min(scanWorkers, len(jobs)) {
+	wg.Add(1)
+	go func() { // the jobs, from one STRLEN pipeline of pipelineChunk strings at a time
+		defer wg.Done()
+		defer close(next)
+		if err := r.scanJobs(ctx, maxN, next); err != nil {
+			select {
+			case results <- result{err: err}:
+			case <-ctx.Done():
+			}
+		}
+	}()
+	for range scanWorkers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -259,16 +256,6 @@ func (r *Records) Scan(ctx context.Context, fn func(first int64, block []byte) e
 			}
 		}()
 	}
-	go func() {
-		defer close(next)
-		for _, j := range jobs {
-			select {
-			case next <- j:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
 	go func() { wg.Wait(); close(results) }()
 	var first error
 	for res := range results {
@@ -284,5 +271,53 @@ func (r *Records) Scan(ctx context.Context, fn func(first int64, block []byte) e
 			cancel()
 		}
 	}
+	if first == nil && parent.Err() != nil {
+		// The workers and the job feed stop at ctx's end without
+		// reporting it: the scan may be incomplete.
+		first = fmt.Errorf("shard: records %q: scan: %w", r.name, parent.Err())
+	}
 	return first
+}
+
+// scanJob is one GETRANGE of [Records.Scan].
+type scanJob struct {
+	key       string
+	first     int64
+	off, size int64
+}
+
+// scanJobs sends on next the GETRANGE jobs of strings 0 to maxN, from
+// their lengths read pipelineChunk strings per pipeline, checking ctx
+// between pipelines. It returns nil when ctx ends (Scan reports that).
+func (r *Records) scanJobs(ctx context.Context, maxN int64, next chan<- scanJob) error {
+	for lo := int64(0); lo <= maxN; lo += pipelineChunk {
+		if ctx.Err() != nil {
+			return nil
+		}
+		hi := min(lo+pipelineChunk, maxN+1)
+		p := r.rdb.Pipeline()
+		for n := lo; n < hi; n++ {
+			p.Do(ctx, "strlen", r.shardKey(n))
+		}
+		cmds, err := p.Exec(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			return batchErr(ctx, r.rdb, cmds, arg1, recordsRole, "string")
+		}
+		for i, c := range cmds {
+			n := lo + int64(i)
+			size, _ := c.(*redis.Cmd).Int64()
+			size -= size % r.width // a partial record at the end is not one
+			for off := int64(0); off < size; off += r.block {
+				select {
+				case next <- scanJob{key: r.shardKey(n), first: n*r.perShard + off/r.width, off: off, size: min(r.block, size-off)}:
+				case <-ctx.Done():
+					return nil
+				}
+			}
+		}
+	}
+	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ria-go/ria"
 	"github.com/ria-go/ria/internal/redistest"
 	"github.com/ria-go/ria/shard"
 )
@@ -255,5 +256,55 @@ func TestCodes(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, shard.Aggregate{Countries: map[string]int64{"X": 1, "Y": 2},
 			States: map[string]map[string]int64{"Y": {"S7": 2}}}, got)
+	})
+}
+
+// Different code tables never pass for one another, whatever bytes their
+// names hold: the checksum gives each name with its length. A checksum
+// stored by an earlier version (CRC-32 of the names joined with ':', ';'
+// and ',') still opens the same table, unless its names hold those
+// separators (then that checksum cannot tell it from another).
+func TestLocations_codesChecksum(t *testing.T) {
+	run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		p := shard.WithPrefix(b.Prefix)
+		pairs := []struct {
+			name string
+			a, b *shard.Codes
+		}{
+			{"comma", must(shard.NewCodes([]string{"X"}, map[string][]string{"X": {"a,b"}})),
+				must(shard.NewCodes([]string{"X"}, map[string][]string{"X": {"a", "b"}}))},
+			{"colon", must(shard.NewCodes([]string{"A:;B"}, nil)), must(shard.NewCodes([]string{"A", "B"}, nil))},
+			{"states", must(shard.NewCodes([]string{"X", "Y"}, map[string][]string{"X": {"a"}})),
+				must(shard.NewCodes([]string{"X", "Y"}, map[string][]string{"Y": {"a"}}))},
+		}
+		for _, c := range pairs {
+			must(shard.NewLocations(ctx, b.Client, c.name, c.a, p))
+			_, err := shard.NewLocations(ctx, b.Client, c.name, c.b, p)
+			assert.ErrorIs(t, err, shard.ErrMismatch, c.name)
+			_, err = shard.NewLocations(ctx, b.Client, c.name, c.a, p)
+			assert.NoError(t, err, c.name+": the same table")
+		}
+
+		// Records stored by an earlier version: 117039501 is the legacy
+		// checksum of both {X: a, b} and {X: "a,b"}.
+		meta := b.Prefix + "{old}:records:meta"
+		require.NoError(t, b.Client.HSet(ctx, meta, "width", 2, "per", 1<<20, "codes", 117039501).Err())
+		_, err := shard.NewLocations(ctx, b.Client, "old", pairs[0].b, p)
+		assert.NoError(t, err, "the legacy checksum of a table without separators")
+		_, err = shard.NewLocations(ctx, b.Client, "old", pairs[0].a, p)
+		assert.ErrorIs(t, err, shard.ErrMismatch, "a table with separators never matches a legacy checksum")
+	})
+}
+
+// NewLocations on records made by NewRecords (no code table) is a
+// mismatch of structures, not a corrupt meta hash.
+func TestLocations_onRecords(t *testing.T) {
+	run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		must(shard.NewRecords(ctx, b.Client, "r", 2, shard.WithPrefix(b.Prefix)))
+		_, err := shard.NewLocations(ctx, b.Client, "r", nil, shard.WithPrefix(b.Prefix))
+		assert.ErrorIs(t, err, shard.ErrMismatch)
+		assert.NotErrorIs(t, err, ria.ErrCorrupt)
 	})
 }

@@ -24,9 +24,10 @@ type Set struct {
 // [WithPrefix] and [WithShardSize]; without the latter, a new set's shards
 // hold the server's set-max-intset-entries ([ReadLimits]). Like [NewHash],
 // the first NewSet of a name stores its parameters and later ones must
-// agree ([ErrMismatch]).
+// agree ([ErrMismatch]). A total that gives more than [MaxShards] shards
+// (2·total/size) is an error wrapping [ErrSize], and nothing is written.
 func NewSet(ctx context.Context, rdb Client, name string, total int64, opts ...Option) (*Set, error) {
-	sd, err := newSized(ctx, rdb, "set", name, total, opts, func(l Limits) int64 { return l.SetIntEntries })
+	sd, err := newSized(ctx, rdb, "set", name, total, MaxShards, opts, func(l Limits) int64 { return l.SetIntEntries })
 	if err != nil {
 		return nil, err
 	}
@@ -79,8 +80,9 @@ func (s *Set) Contains(ctx context.Context, member int64) (bool, error) {
 	return ok, nil
 }
 
-// Len returns the number of members: SCARD of every shard, in one pipeline
-// (one round trip per server).
+// Len returns the number of members: SCARD of every shard, 10,000 shards
+// per pipeline (one round trip per server per pipeline). It stops at the
+// end of ctx, between pipelines.
 func (s *Set) Len(ctx context.Context) (int64, error) {
 	n, err := cardSum(ctx, s.rdb, s.nShd, s.shardKey)
 	if err != nil {
@@ -123,23 +125,32 @@ func setCmd(ctx context.Context, rdb Client, cmd string, members []int64, keyOf 
 	return nil
 }
 
-// cardSum returns the sum of SCARD over shards 0..n-1, in one pipeline.
+// cardSum returns the sum of SCARD over shards 0..n-1, pipelineChunk
+// shards per pipeline, checking ctx between pipelines.
 func cardSum(ctx context.Context, rdb Client, n int64, shardKey func(int64) string) (int64, error) {
-	p := rdb.Pipeline()
-	for i := range n {
-		p.Do(ctx, "scard", shardKey(i))
-	}
-	cmds, err := p.Exec(ctx)
-	if err != nil {
-		return 0, batchErr(ctx, rdb, cmds, arg1, setRole, "set")
-	}
 	var sum int64
-	for _, c := range cmds {
-		v, err := c.(*redis.Cmd).Int64()
-		if err != nil {
+	for lo := int64(0); lo < n; lo += pipelineChunk {
+		if err := ctx.Err(); err != nil {
 			return 0, err
 		}
-		sum += v
+		p := rdb.Pipeline()
+		for i := lo; i < min(lo+pipelineChunk, n); i++ {
+			p.Do(ctx, "scard", shardKey(i))
+		}
+		cmds, err := p.Exec(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return 0, ctx.Err()
+			}
+			return 0, batchErr(ctx, rdb, cmds, arg1, setRole, "set")
+		}
+		for _, c := range cmds {
+			v, err := c.(*redis.Cmd).Int64()
+			if err != nil {
+				return 0, err
+			}
+			sum += v
+		}
 	}
 	return sum, nil
 }

@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -78,7 +79,8 @@ func WithShardSize(n int64) Option { return func(o *options) { o.size = n; o.mar
 
 // WithDailyExpected sets the visitor count a [Visitors] day is sized for
 // when the day before has no count (the book's DAILY_EXPECTED). Default:
-// 1,000,000.
+// 1,000,000. With [Sets], a count whose days would spread over more than
+// [MaxShards] shards is refused by NewVisitors ([ErrSize]).
 func WithDailyExpected(n int64) Option {
 	return func(o *options) { o.expected = n; o.mark("WithDailyExpected") }
 }
@@ -124,7 +126,9 @@ var (
 type param struct {
 	name     string
 	value    int64
-	explicit bool // given by the caller: a stored value that differs is an error
+	explicit bool    // given by the caller: a stored value that differs is an error
+	also     []int64 // other stored values an explicit param accepts (a code table's legacy checksum)
+	kindMark bool    // a meta hash without it is of another kind of structure: ErrMismatch, not ErrCorrupt
 }
 
 // loadMeta returns the structure's parameters: those stored in its meta
@@ -170,12 +174,15 @@ func loadMeta(ctx context.Context, rdb Client, kind, name, key string, ps []para
 	out := make([]param, len(ps))
 	for i, p := range ps {
 		s, ok := got[p.name]
+		if !ok && p.kindMark {
+			return nil, fmt.Errorf("shard: %s %q: %w: it was created without %s (by another New)", kind, name, ErrMismatch, p.name)
+		}
 		v, err := strconv.ParseInt(s, 10, 64)
 		if !ok || err != nil {
 			return nil, fmt.Errorf("shard: %s %q: %w", kind, name, &ria.KeyError{Role: "shard meta", Key: key,
 				Got: fmt.Sprintf("%s=%q", p.name, s), Want: "an integer " + p.name, Err: ria.ErrCorrupt})
 		}
-		if p.explicit && v != p.value {
+		if p.explicit && v != p.value && !slices.Contains(p.also, v) {
 			return nil, fmt.Errorf("shard: %s %q: %w: it was created with %s %d, not %d", kind, name, ErrMismatch, p.name, v, p.value)
 		}
 		out[i] = param{name: p.name, value: v, explicit: p.explicit}
@@ -305,8 +312,10 @@ type sized struct {
 // newSized checks the arguments of [NewHash] or [NewSet] (kind "hash" or
 // "set") and loads (or stores, on first use) the shard size and expected
 // total under <prefix>{name}:<kind>:meta: no [WithShardSize] takes the
-// server's compact-encoding limit (limit of [ReadLimits]).
-func newSized(ctx context.Context, rdb Client, kind, name string, total int64, opts []Option, limit func(Limits) int64) (sized, error) {
+// server's compact-encoding limit (limit of [ReadLimits]). maxShards > 0
+// bounds the shard count (an error wrapping [ErrSize], before anything is
+// stored).
+func newSized(ctx context.Context, rdb Client, kind, name string, total, maxShards int64, opts []Option, limit func(Limits) int64) (sized, error) {
 	if rdb == nil {
 		return sized{}, fmt.Errorf("shard: %s %q: nil client", kind, name)
 	}
@@ -330,15 +339,24 @@ func newSized(ctx context.Context, rdb Client, kind, name string, total int64, o
 				}
 				ps[0].value = limit(l)
 			}
-			_, err := Count(ps[1].value, ps[0].value)
+			_, err := shardCount(ps[1].value, ps[0].value, maxShards)
 			return err
 		})
 	if err != nil {
 		return sized{}, err
 	}
-	n, err := Count(ps[1].value, ps[0].value)
+	n, err := shardCount(ps[1].value, ps[0].value, maxShards)
 	if err != nil {
 		return sized{}, fmt.Errorf("shard: %s %q: %w", kind, name, err)
 	}
 	return sized{rdb: rdb, name: name, keys: ks, size: ps[0].value, total: ps[1].value, nShd: n}, nil
+}
+
+// shardCount is [Count], bounded by maxShards when it is > 0.
+func shardCount(total, size, maxShards int64) (int64, error) {
+	n, err := Count(total, size)
+	if err == nil && maxShards > 0 && n > maxShards {
+		return 0, fmt.Errorf("%w: expected total %d gives %d shards of size %d (2·total/size), at most %d", ErrSize, total, n, size, maxShards)
+	}
+	return n, err
 }

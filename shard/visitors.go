@@ -67,7 +67,11 @@ var (
 // takes [WithPrefix], [WithShardSize] and [WithDailyExpected]; the shard
 // size defaults to the server's set-max-intset-entries. The first
 // NewVisitors of a name stores its method and shard size; later ones must
-// agree ([ErrMismatch]).
+// agree ([ErrMismatch]). With [Sets], a daily expected count whose days
+// would have more than [MaxShards] shards is an error wrapping [ErrSize],
+// and nothing is written; a day sized from a day before that large is
+// capped at MaxShards shards (its shards then grow past the compact
+// limit; counts stay exact).
 func NewVisitors(ctx context.Context, rdb Client, name string, method Method, opts ...Option) (*Visitors, error) {
 	if rdb == nil {
 		return nil, fmt.Errorf("shard: visitors %q: nil client", name)
@@ -88,6 +92,14 @@ func NewVisitors(ctx context.Context, rdb Client, name string, method Method, op
 	if o.expected == 0 {
 		o.expected = 1_000_000
 	}
+	// checkExpected refuses a daily expected whose days would have more
+	// than MaxShards shards of size.
+	checkExpected := func(size int64) error {
+		if method == Sets && sizedFor(o.expected, size) > maxExpected(size) {
+			return fmt.Errorf("%w: daily expected %d gives days of more than %d shards (MaxShards) of size %d", ErrSize, o.expected, int64(MaxShards), size)
+		}
+		return nil
+	}
 	ps, err := loadMeta(ctx, rdb, "visitors", name, ks.Key(name, "visitors:meta"),
 		[]param{{name: "method", value: int64(method), explicit: true}, {name: "size", value: o.size, explicit: o.size > 0}},
 		func(ps []param) error {
@@ -98,10 +110,17 @@ func NewVisitors(ctx context.Context, rdb Client, name string, method Method, op
 				}
 				ps[1].value = l.SetIntEntries
 			}
-			return nil
+			return checkExpected(ps[1].value)
 		})
 	if err != nil {
 		return nil, err
+	}
+	if ps[1].value < 1 {
+		return nil, fmt.Errorf("shard: visitors %q: %w", name, corrupt(ks.Key(name, "visitors:meta"), "shard meta",
+			strconv.FormatInt(ps[1].value, 10), "a positive size"))
+	}
+	if err := checkExpected(ps[1].value); err != nil {
+		return nil, fmt.Errorf("shard: visitors %q: %w", name, err)
 	}
 	return &Visitors{rdb: rdb, name: name, keys: ks, method: method, size: ps[1].value, expected: o.expected,
 		days: map[string]int64{}}, nil
@@ -140,10 +159,32 @@ func (v *Visitors) shardKey(day string, id int64) string {
 	return v.keys.Key(v.dayEntity(day)+":"+strconv.FormatInt(id, 10), "set")
 }
 
-// shards is the number of set shards of a day sized for expected visitors:
-// 2·expected/size as the book computes it, at least 1 (the book divides by
-// zero for a day expected to have fewer than size/2 visitors).
+// shards is the number of set shards of a day sized for expected visitors
+// (at most maxExpected(v.size)): 2·expected/size as the book computes it,
+// at least 1 (the book divides by zero for a day expected to have fewer
+// than size/2 visitors).
 func (v *Visitors) shards(expected int64) int64 { return max(1, 2*expected/v.size) }
+
+// maxExpected is the most visitors a day of shards of size may be sized
+// for: the most whose 2·expected/size is at most MaxShards.
+func maxExpected(size int64) int64 {
+	if size > math.MaxInt64/MaxShards {
+		return math.MaxInt64 / 2 // 2·expected/size < MaxShards whatever expected
+	}
+	return MaxShards * size / 2
+}
+
+// sizedFor is how many visitors a day is sized for when the day before
+// had base (or the daily default): ceil(1.5·base) up to a power of two,
+// at most maxExpected(size) (a day past that fills its shards past the
+// compact limit: still exact).
+func sizedFor(base, size int64) int64 {
+	limit := maxExpected(size)
+	if base >= limit {
+		return limit + 1 // over the limit, without overflowing 1.5·base
+	}
+	return min(pow2Ceil(base+base/2+base%2), limit+1)
+}
 
 // Visit records that visitors ids came on day: for [Sets], one SADD per
 // shard they fall in, in one pipeline (one round trip per server); for
@@ -181,9 +222,11 @@ func (v *Visitors) Visit(ctx context.Context, day time.Time, ids ...int64) error
 }
 
 // Count returns the unique visitors of day: for [Sets], the sum of SCARD
-// over the day's shards, in one pipeline (one round trip per server, plus
-// one to read the day's size the first time in this process); for
-// [HyperLogLog], PFCOUNT (one round trip).
+// over the day's shards, 10,000 shards per pipeline (one round trip per
+// server per pipeline, plus one to read the day's size the first time in
+// this process; it stops at the end of ctx between pipelines); for
+// [HyperLogLog], PFCOUNT (one round trip). A day's size stored past
+// [MaxShards] shards is a *ria.KeyError matching ria.ErrCorrupt.
 func (v *Visitors) Count(ctx context.Context, day time.Time) (int64, error) {
 	d := dayString(day)
 	if v.method == HyperLogLog {
@@ -228,8 +271,8 @@ func (v *Visitors) storedExpected(ctx context.Context, d string) (int64, bool, e
 		return 0, false, wrongType(ctx, v.rdb, err, k, "shard visitors expected", "string")
 	}
 	e, err = strconv.ParseInt(s, 10, 64)
-	if err != nil || e < 1 {
-		return 0, false, corrupt(k, "shard visitors expected", s, "a positive integer")
+	if err != nil || e < 1 || e > maxExpected(v.size) {
+		return 0, false, corrupt(k, "shard visitors expected", s, fmt.Sprintf("an integer from 1 to %d", maxExpected(v.size)))
 	}
 	v.remember(d, e)
 	return e, true, nil
@@ -252,26 +295,37 @@ func (v *Visitors) expectedFor(ctx context.Context, day time.Time) (int64, error
 	if yesterday > 0 {
 		base = yesterday
 	}
-	want := pow2Ceil(base + base/2 + base%2) // ceil(1.5·base), then up to a power of two
+	want := min(sizedFor(base, v.size), maxExpected(v.size))
 	got, err := expectedScript.Int64(ctx, v.rdb, []string{v.expectedKey(d)}, want)
 	if err != nil {
 		return 0, err
 	}
-	if got < 1 {
-		return 0, corrupt(v.expectedKey(d), "shard visitors expected", strconv.FormatInt(got, 10), "a positive integer")
+	if got < 1 || got > maxExpected(v.size) {
+		return 0, corrupt(v.expectedKey(d), "shard visitors expected", strconv.FormatInt(got, 10), fmt.Sprintf("an integer from 1 to %d", maxExpected(v.size)))
 	}
 	v.remember(d, got)
 	return got, nil
 }
 
-// remember keeps a day's size in memory (the last few days).
+// rememberDays is how many days' sizes a Visitors keeps in memory.
+const rememberDays = 8
+
+// remember keeps a day's size in memory: the latest rememberDays days it
+// met. A day older than all of those when they are full is not kept (it
+// is read again from Redis when needed), so walking days backwards does
+// not grow the map.
 func (v *Visitors) remember(d string, e int64) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if len(v.days) >= 8 {
-		oldest := d
+	if _, ok := v.days[d]; !ok && len(v.days) >= rememberDays {
+		oldest := ""
 		for k := range v.days {
-			oldest = min(oldest, k)
+			if oldest == "" || k < oldest {
+				oldest = k
+			}
+		}
+		if d < oldest {
+			return
 		}
 		delete(v.days, oldest)
 	}

@@ -111,3 +111,31 @@ func TestVisitors_badInput(t *testing.T) {
 		assert.Zero(t, n, "a day without visits")
 	})
 }
+
+// Visiting days backwards (a backfill) keeps at most RememberDays days'
+// sizes in memory: a day older than every remembered one is not kept.
+// Forwards, the newest days are kept.
+func TestVisitors_remember_bounded(t *testing.T) {
+	run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		v := must(shard.NewVisitors(ctx, b.Client, "v", shard.Sets, shard.WithShardSize(512),
+			shard.WithDailyExpected(100), shard.WithPrefix(b.Prefix)))
+		start := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
+		for i := range 100 {
+			day := start.AddDate(0, 0, -i)
+			require.NoError(t, v.Visit(ctx, day, int64(i)))
+			assert.LessOrEqual(t, shard.RememberedDays(v), shard.RememberDays, "day %d back", i)
+		}
+		assert.Equal(t, shard.RememberDays, shard.RememberedDays(v))
+		for i := range 100 {
+			n, err := v.Count(ctx, start.AddDate(0, 0, -i))
+			require.NoError(t, err)
+			assert.Equal(t, int64(1), n, "day %d back", i)
+		}
+		assert.Equal(t, shard.RememberDays, shard.RememberedDays(v))
+		for i := range 20 { // forwards again
+			require.NoError(t, v.Visit(ctx, start.AddDate(0, 0, i+1), 1))
+		}
+		assert.Equal(t, shard.RememberDays, shard.RememberedDays(v))
+	})
+}
