@@ -32,6 +32,9 @@ var (
 	// ErrTooLong is wrapped by the error for a user or chat id of more than
 	// [MaxName] bytes, or a payload of more than [MaxPayload] bytes.
 	ErrTooLong = errors.New("chat: too long")
+	// ErrFull is wrapped by the error of [Chats.Join] on a chat that has
+	// [MaxMembers] members already.
+	ErrFull = errors.New("chat: chat full")
 	// ErrInvalid is wrapped by the error for an id with '{', '}' or a byte
 	// that is not printable UTF-8, and for a count out of range.
 	ErrInvalid = errors.New("chat: invalid")
@@ -42,8 +45,9 @@ const (
 	MaxName = 256
 	// MaxPayload is the largest encoded message payload, in bytes.
 	MaxPayload = 1 << 20
-	// MaxMembers is the most members [Chats.Create] takes, the sender
-	// included (each send publishes one wake-up per member).
+	// MaxMembers is the most members a chat has: [Chats.Create] takes at
+	// most that many, the sender included, and [Chats.Join] refuses a new
+	// member beyond it (each send publishes one wake-up per member).
 	MaxMembers = 1000
 	// DefaultFetch is how many messages of each chat one [Chats.Fetch]
 	// returns unless [WithFetchLimit] says otherwise.

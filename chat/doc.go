@@ -49,8 +49,9 @@
 //     receivers on a real server, peak Redis memory 5.7 MB above idle with
 //     a 4 MB window.
 //   - Bad input (empty or over-long ids, ids with braces or control
-//     characters, no recipients, more than [MaxMembers] members, payloads
-//     over [MaxPayload], unknown chats, senders who are not members) is an
+//     characters, no recipient other than the sender, more than
+//     [MaxMembers] members, a Join to a full chat, payloads over
+//     [MaxPayload], unknown chats, senders who are not members) is an
 //     error wrapping a sentinel of this package, and nothing is written.
 //
 // # Lost replies
@@ -115,7 +116,7 @@
 // # Limits
 //
 // A send publishes one wake-up per member (O(members)), hence
-// [MaxMembers]. Messages stay until every member has fetched them: a
+// [MaxMembers], which Create and Join enforce ([ErrFull]). Messages stay until every member has fetched them: a
 // member who never fetches keeps the chat's history alive (Leave them).
 // Fetch returns at most [WithFetchLimit] messages per chat per call. A
 // file transfer goes at the pace of its slowest receiver: one that never

@@ -1,13 +1,16 @@
 -- join.lua: add user to a chat, having seen every message sent so far
 -- (Redis in Action 6.5.4, join_chat). Naturally idempotent: a member who
--- joins again keeps their seen id.
+-- joins again keeps their seen id and is answered 0, even when the chat is
+-- full, so a re-sent Join that succeeded succeeds again.
 -- KEYS[1] members  KEYS[2] ids (see create.lua)
--- ARGV[1] user
--- returns 1 joined, 0 already a member, -1 no such chat
+-- ARGV[1] user  ARGV[2] most members
+-- returns 1 joined, 0 already a member, -1 no such chat, -2 chat full
 local bad = check_types({KEYS[1], 'zset', 'chat members'})
 if bad then return bad end
 bad = check_int(KEYS[2], 'chat ids')
 if bad then return bad end
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return -2 end
 local last = redis.call('GET', KEYS[2]) or '0'
 return redis.call('ZADD', KEYS[1], 'NX', last, ARGV[1])

@@ -4,9 +4,10 @@ import (
 	"context"
 	"sync"
 
-	"github.com/redis/go-redis/v9"
 	"strings"
 	"testing"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/stretchr/testify/require"
 

@@ -21,8 +21,9 @@ import (
 // message 1. Two round trips: one script in the chat's slot, then one
 // pipeline adding the chat to each member's list (in the members' slots).
 //
-// A chat id in use gives [ErrExists] and writes nothing. No recipients,
-// more than [MaxMembers] members, a bad id or a payload the codec cannot
+// A chat id in use gives [ErrExists] and writes nothing. No recipient
+// other than the sender (duplicates count once), more than [MaxMembers]
+// members, a bad id or a payload the codec cannot
 // encode or over [MaxPayload] is an error and nothing is written. A chat
 // key of another Redis type gives a *ria.KeyError and nothing is written.
 // An error of the second round trip (a member's list of another type, an
@@ -73,17 +74,21 @@ func (c *Chats) checkCreate(chat, sender string, recipients []string, v any) ([]
 	if err := checkID("sender", sender); err != nil {
 		return nil, nil, err
 	}
-	if len(recipients) == 0 || len(recipients) >= MaxMembers {
-		return nil, nil, fmt.Errorf("chat %q: %d recipients: want 1 to %d: %w", chat, len(recipients), MaxMembers-1, ErrInvalid)
-	}
 	members := []string{sender}
+	seen := map[string]bool{sender: true}
 	for _, r := range recipients {
 		if err := checkID("recipient", r); err != nil {
 			return nil, nil, err
 		}
-		if !slices.Contains(members, r) {
+		if !seen[r] {
+			seen[r] = true
 			members = append(members, r)
 		}
+	}
+	// Counted once duplicates and the sender are out: a chat has a
+	// recipient besides the sender.
+	if len(members) < 2 || len(members) > MaxMembers {
+		return nil, nil, fmt.Errorf("chat %q: %d members with the sender: want 2 to %d: %w", chat, len(members), MaxMembers, ErrInvalid)
 	}
 	payload, err := c.encode(v)
 	if err != nil {
@@ -140,7 +145,8 @@ func (c *Chats) Send(ctx context.Context, chat, sender string, v any) (Message, 
 // list. Both steps are idempotent, so a re-sent or repeated Join is
 // harmless, and it completes a Create or Join cut between its steps.
 //
-// Unknown chats give [ErrNoChat] and nothing is written; a bad id is an
+// Unknown chats give [ErrNoChat], a chat of [MaxMembers] members that
+// user is not in gives [ErrFull], and nothing is written; a bad id is an
 // error; a chat key of another Redis type gives a *ria.KeyError and
 // nothing is written. A user list of another type gives a *ria.KeyError
 // after the chat side was written.
@@ -148,12 +154,15 @@ func (c *Chats) Join(ctx context.Context, chat, user string) error {
 	if err := checkPair(chat, user); err != nil {
 		return fmt.Errorf("chat: join: %w", err)
 	}
-	n, err := joinScript.Int64(ctx, c.rdb, []string{c.membersKey(chat), c.idsKey(chat)}, user)
+	n, err := joinScript.Int64(ctx, c.rdb, []string{c.membersKey(chat), c.idsKey(chat)}, user, MaxMembers)
 	if err != nil {
 		return fmt.Errorf("chat: join %q: %w", chat, script.Unknown(err))
 	}
-	if n == -1 {
+	switch n {
+	case -1:
 		return fmt.Errorf("chat: join %q: %w", chat, ErrNoChat)
+	case -2:
+		return fmt.Errorf("chat: join %q by %q: %d members: %w", chat, user, MaxMembers, ErrFull)
 	}
 	if err := c.rdb.SAdd(ctx, c.chatsKey(user), chat).Err(); err != nil {
 		return c.listErr(ctx, "join", chat, user, err)

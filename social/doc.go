@@ -47,9 +47,11 @@
 // declare: Redis allows it on one server; a server that refuses them, such
 // as Dragonfly by default, needs its "allow undeclared keys" setting). It
 // reads whether the status HASH exists instead of each follower's
-// tombstones: tombstones are written only by the clean of a deleted
-// status, so none can exist while the status does, and a deleted status
-// is fed to nobody. A follower's following and tombstones keys are then not
+// tombstones: tombstones are written only for a deleted status (by its
+// clean, or by a follow it raced), so none can exist while the status
+// does, and a deleted status is fed to nobody. A clean ([Network.Clean])
+// of a status whose number is above its author's last (not posted yet)
+// writes no tombstone: the status may be posted later. A follower's following and tombstones keys are then not
 // read by the fan-out (one of another type is not reported there; the
 // clean reports the tombstones). Nor is the batch read beforehand: a
 // fan-out task, and Post for its first batch, find the calls' ranges by
@@ -81,7 +83,8 @@
 // enqueues a [TaskRegenerate] task ([Network.Refill], then the user is
 // active again); reads report it until the task has run. The user is fed
 // again from the read on, and the refill reads the followed users'
-// profiles after it, so no status is missed. Reading a home page records
+// profiles after it, so no status is missed. A regeneration task that
+// died (the queue keeps a dead task's ID) is requeued by the next read. Reading a home page records
 // the read (at most every d/4, capped at a minute) in the same script as
 // the read: no extra round trip. User lists are always fed.
 //
@@ -114,6 +117,14 @@
 // script copies). Each side is atomic and idempotent. No status is missed:
 // a post before the third step is in a profile read, a post after it is
 // fanned out to the follower, whose following already holds the author.
+// No deleted status stays: the third step also tells whether the followed
+// user deleted a status since the first step (its seq minus its posts
+// moved) and then returns its profile from the oldest status the first
+// step read, and the fourth script removes the copied statuses no longer
+// there, with a tombstone (a clean of a delete before the third step may
+// have missed the new follower; a delete after it is cleaned as for any
+// follower). A status trimmed from the profile by the cap in that window
+// is removed too: it is out of the author's recent statuses anyway.
 // Fan-out reads each batch from the followed side; on a Cluster it feeds
 // only the followers whose own side holds the author too, on one server
 // the feed reads the followed side again in the same script as it writes.
@@ -219,7 +230,7 @@
 // next batch (publish, first batch and enqueue sent side by side: 2 round
 // trips of wall time), Delete 2 plus 1 to enqueue the clean when the
 // author has followers or lists, Follow 3 (4 when the followed user posted
-// during the follow), Unfollow 3, Page 1 on one server without
+// or deleted during the follow), Unfollow 3, Page 1 on one server without
 // [WithStatusCache] (page.lua reads the timeline, the statuses and the
 // top-ups; the statuses' keys are built from the key prefix, not declared,
 // as feed.lua's), else 1 plus 1 per node (the statuses' hashes, pipelined)
@@ -231,7 +242,11 @@
 // per 500 followed users plus 1 per node per 500 plus 1, a fan-out or
 // clean task 2 plus 1 per node. With [WithInactiveAfter], a home Page
 // records the read in the same script (elsewhere in its first read), plus
-// 1 to enqueue when it reports [ErrRegenerating]. With [WithStatusCache],
+// 1 to enqueue when it reports [ErrRegenerating], plus 1 more when the
+// task is there already (to requeue it if it is dead). Every enqueue of a
+// task (Post, Delete, Syndicate, Clean, the tasks' next batches) costs 1
+// more round trip when a task holds its ID already: a dead one is then
+// requeued, so that enqueueing a pass again runs it again. With [WithStatusCache],
 // a Page or ListPage whose statuses are all cached is 1 (plus 1 per
 // top-up), and the statuses' round trip reaches only the nodes of the
 // statuses not cached.

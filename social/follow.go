@@ -25,9 +25,13 @@ var ErrSelf = errors.New("social: a user cannot follow itself")
 // in other's slot (other exists, its keys' types, its recent statuses),
 // then a script in uid's slot (add the followee, count it, copy the
 // statuses), then one in other's (add the follower, count it, return what
-// other posted meanwhile); plus one, rarely, to copy those. No status is
+// other posted meanwhile, and, if other deleted a status meanwhile, which
+// of the copied ones are gone); plus one, rarely, to copy the new ones and
+// remove the gone ones (with a tombstone, as a clean leaves). No status is
 // missed: a post before the third step is in the profile the third step
-// reads, a post after it is fanned out to uid. It returns [ErrNoUser] if
+// reads, a post after it is fanned out to uid; and no deleted one stays:
+// a delete before the third step is seen by it, one after it is cleaned
+// from uid's timeline by its clean task. It returns [ErrNoUser] if
 // either user does not exist and [ErrSelf] if they are the same, having
 // written nothing.
 func (n *Network) Follow(ctx context.Context, uid, other string) (bool, error) {
@@ -35,7 +39,7 @@ func (n *Network) Follow(ctx context.Context, uid, other string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	recent, newest, err := n.profile(ctx, other, n.followersKey(other), "social followers")
+	recent, read, err := n.profile(ctx, other, n.followersKey(other), "social followers")
 	if err != nil {
 		return false, fmt.Errorf("social: follow %q %q: %w", uid, other, err)
 	}
@@ -53,7 +57,7 @@ func (n *Network) Follow(ctx context.Context, uid, other string) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("social: follow %q %q: %w", uid, other, err)
 	}
-	v, err = followedScript.Run(ctx, n.rdb, []string{n.userKey(other), n.followersKey(other), n.profileKey(other)}, uid, n.cap, newest)
+	v, err = followedScript.Run(ctx, n.rdb, []string{n.userKey(other), n.followersKey(other), n.profileKey(other)}, append([]any{uid, n.cap}, read...)...)
 	if err != nil {
 		return false, fmt.Errorf("social: follow %q %q: %w", uid, other, script.Unknown(err))
 	}
@@ -65,48 +69,74 @@ func (n *Network) Follow(ctx context.Context, uid, other string) (bool, error) {
 
 // profile runs the read-only first step of a follow or a list add in
 // author's slot (set is its followers or listed key, of role role): it
-// returns author's recent statuses as id, score arguments, and the score
-// of the newest ('-inf' if none), or [ErrNoUser].
-func (n *Network) profile(ctx context.Context, author, set, role string) ([]any, string, error) {
+// returns author's recent statuses as id, score arguments, and what the
+// third step (followed.lua, listed.lua) takes after its cap: the score of
+// the newest ('-inf' if none), author's deletes count, and the score of
+// the oldest ("" if none); or [ErrNoUser].
+func (n *Network) profile(ctx context.Context, author, set, role string) (recent, read []any, err error) {
 	v, err := profileScript.Run(ctx, n.rdb, []string{n.userKey(author), set, n.profileKey(author)}, n.cap, role)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
 	arr, ok := v.([]any)
 	// {0} first: it has an odd length, and would fail the length check.
 	if ok && len(arr) == 1 && arr[0] == int64(0) {
-		return nil, "", fmt.Errorf("%q: %w", author, ErrNoUser)
+		return nil, nil, fmt.Errorf("%q: %w", author, ErrNoUser)
 	}
-	if !ok || len(arr) < 1 || len(arr)%2 != 1 || arr[0] != int64(1) {
-		return nil, "", fmt.Errorf("script %s: unexpected reply %v", profileScript.Name(), v)
+	if !ok || len(arr) < 2 || len(arr)%2 != 0 || arr[0] != int64(1) {
+		return nil, nil, fmt.Errorf("script %s: unexpected reply %v", profileScript.Name(), v)
 	}
-	newest := "-inf"
-	if len(arr) > 1 {
-		newest, _ = arr[2].(string)
+	deletes, ok := arr[1].(int64)
+	if !ok {
+		return nil, nil, fmt.Errorf("script %s: unexpected reply %v", profileScript.Name(), v)
 	}
-	return arr[1:], newest, nil
+	recent = arr[2:]
+	newest, oldest := any("-inf"), any("")
+	if len(recent) > 0 {
+		newest, oldest = recent[1], recent[len(recent)-1]
+	}
+	return recent, []any{newest, deletes, oldest}, nil
 }
 
-// copyNew checks the reply v of followed.lua or listed.lua (s) and copies
-// the statuses of author it returns, posted during the follow, into the
-// timeline tl guarded by members (see copy.lua), in one round trip when
-// there are some. seen is the reply of the first step (id, score...):
+// copyNew checks the reply v of followed.lua or listed.lua (s), and
+// copies the statuses of author it returns, posted during the follow, into
+// the timeline tl guarded by members, and removes from tl those of seen it
+// says were deleted during the follow (see copy.lua), in one round trip
+// when there are some. seen is the reply of the first step (id, score...):
 // statuses there were copied already.
 func (n *Network) copyNew(ctx context.Context, author, tl, members, gone, kind string, seen []any, s *script.Script, v any) error {
 	arr, ok := v.([]any)
 	if ok && len(arr) == 1 && arr[0] == int64(0) { // {0} before the length check: it is odd
 		return fmt.Errorf("%q: %w", author, ErrNoUser) // a user is never deleted: not seen
 	}
+	var window []any // the profile from seen's oldest on, if a status was deleted
+	if ok {
+		if i := slices.Index(arr, any("*")); i >= 0 {
+			arr, window = arr[:i], arr[i+1:]
+		}
+	}
 	if !ok || len(arr) < 2 || len(arr)%2 != 0 {
 		return fmt.Errorf("script %s: unexpected reply %v", s.Name(), v)
 	}
-	args := []any{author, n.cap, kind}
+	args := []any{author, n.cap, kind, 0}
 	for i := 2; i < len(arr); i += 2 {
 		if !slices.Contains(seen, arr[i]) { // the first step read it: copied
 			args = append(args, arr[i], arr[i+1])
 		}
 	}
-	if len(args) == 3 {
+	args[3] = (len(args) - 4) / 2
+	if window != nil {
+		now := make(map[any]bool, len(window))
+		for _, id := range window {
+			now[id] = true
+		}
+		for i := 0; i < len(seen); i += 2 {
+			if !now[seen[i]] { // deleted since the first step
+				args = append(args, seen[i])
+			}
+		}
+	}
+	if len(args) == 4 {
 		return nil
 	}
 	_, err := copyScript.Run(ctx, n.rdb, []string{tl, members, gone}, args...)

@@ -96,7 +96,8 @@ func (n *Network) ListPage(ctx context.Context, owner, name string, offset, coun
 // the timeline cap) are copied into the list's timeline, and from then on
 // member's posts are fed to it like to a follower's home timeline (the
 // same fan-out passes: syndicate_status_list). Adding does not make owner
-// follow member. Three round trips (rarely four), in the order of Follow:
+// follow member. Three round trips (rarely four, when member posted or
+// deleted a status meanwhile), in the order of Follow:
 // a read-only script in member's slot, owner's side, member's side. It
 // returns [ErrNoList] or [ErrNoUser] (member does not exist), having
 // written nothing.
@@ -106,7 +107,7 @@ func (n *Network) AddToList(ctx context.Context, owner, name, member string) (bo
 		return false, err
 	}
 	entry := owner + "/" + name
-	recent, newest, err := n.profile(ctx, member, n.listedKey(member), "social listed")
+	recent, read, err := n.profile(ctx, member, n.listedKey(member), "social listed")
 	if err != nil {
 		return false, fmt.Errorf("social: add %q to list %q: %w", member, entry, err)
 	}
@@ -120,7 +121,7 @@ func (n *Network) AddToList(ctx context.Context, owner, name, member string) (bo
 	if err != nil {
 		return false, fmt.Errorf("social: add %q to list %q: %w", member, entry, err)
 	}
-	v, err = listedScript.Run(ctx, n.rdb, []string{n.userKey(member), n.listedKey(member), n.profileKey(member)}, entry, n.cap, newest)
+	v, err = listedScript.Run(ctx, n.rdb, []string{n.userKey(member), n.listedKey(member), n.profileKey(member)}, append([]any{entry, n.cap}, read...)...)
 	if err != nil {
 		return false, fmt.Errorf("social: add %q to list %q: %w", member, entry, script.Unknown(err))
 	}

@@ -8,15 +8,21 @@
 -- ARGV[1] "<owner>/<list>"   ARGV[2] timeline cap
 -- ARGV[3] the score of the newest status the first step read (profile.lua),
 --         or '-inf'
+-- ARGV[4] the deletes count the first step read   ARGV[5] the score of
+--         the oldest status it read, or '' if none
 -- returns {0} no such user, else {1, added (0/1), id, score...}: the
 -- statuses posted since the first step read the profile (score >= ARGV[3]),
--- newest first
+-- newest first; then, only if a status of the user was deleted since the
+-- first step (its deletes count moved), '*' and the IDs now in the profile
+-- with a score >= ARGV[5]: the caller removes from the timeline those the
+-- first step read that are no longer there
 local user, listed, profile = KEYS[1], KEYS[2], KEYS[3]
 local bad = check_types({user, 'hash', 'social user', listed, 'zset', 'social listed',
   profile, 'zset', 'social profile timeline'})
 if bad then return bad end
 if redis.call('EXISTS', user) == 0 then return {0} end
-bad = check_hint(user, 'fseq', 'social user')
+bad = check_hint(user, 'fseq', 'social user') or check_hint(user, 'seq', 'social user')
+  or check_hint(user, 'posts', 'social user')
 if bad then return bad end
 local added = 0
 if not redis.call('ZSCORE', listed, ARGV[1]) then
@@ -26,4 +32,11 @@ end
 local out = {1, added}
 local st = redis.call('ZREVRANGEBYSCORE', profile, '+inf', ARGV[3], 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[2]))
 for i = 1, #st do out[#out + 1] = st[i] end
+if ARGV[5] ~= '' then
+  local h = redis.call('HMGET', user, 'seq', 'posts')
+  if tonumber(h[1] or '0') - tonumber(h[2] or '0') ~= tonumber(ARGV[4]) then
+    out[#out + 1] = '*'
+    for _, id in ipairs(redis.call('ZRANGEBYSCORE', profile, ARGV[5], '+inf')) do out[#out + 1] = id end
+  end
+end
 return out

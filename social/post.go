@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/ria-go/ria"
 	"github.com/ria-go/ria/internal/script"
 	"github.com/ria-go/ria/queue"
 )
@@ -150,7 +151,8 @@ func (n *Network) Post(ctx context.Context, uid, msg string, opts ...PostOption)
 // Syndicate enqueues the fan-out of status id to all its author's
 // followers again, in one round trip plus one to read the status: for a
 // [Network.Post] that returned [ErrFanoutIncomplete]. Feeding a timeline
-// twice changes nothing. It returns [ErrNoStatus] if the status does not
+// twice changes nothing. If a dead task holds the fan-out's ID (a fan-out
+// that failed for good), Syndicate requeues it (one more round trip). It returns [ErrNoStatus] if the status does not
 // exist.
 func (n *Network) Syndicate(ctx context.Context, id string) error {
 	uid, num, err := checkStatusID(id)
@@ -226,7 +228,11 @@ func (n *Network) Delete(ctx context.Context, uid, id string) error {
 }
 
 // Clean enqueues a [TaskClean] task for status id (deleted) in one round
-// trip: for a [Network.Delete] whose task was not enqueued.
+// trip: for a [Network.Delete] whose task was not enqueued. The task
+// cleans only a status that was posted and no longer exists: one whose
+// number is above its author's last (not posted yet) is left alone, with
+// no tombstone, so that it is fed once posted. If a dead task holds the
+// clean's ID, Clean requeues it (one more round trip).
 func (n *Network) Clean(ctx context.Context, id string) error {
 	uid, _, err := checkStatusID(id)
 	if err != nil {
@@ -240,26 +246,34 @@ func (n *Network) Clean(ctx context.Context, id string) error {
 
 // job is the task of one pass. Its queue ID names the pass, so a re-sent
 // or repeated enqueue of a pass that has not run yet is one task.
-func (n *Network) job(name string, p pass) queue.Job {
-	id := name + ":" + p.Status + ":" + strconv.FormatInt(p.After, 10)
-	return queue.Job{Queue: n.queue, Name: name, Payload: p, Options: []queue.EnqueueOption{queue.ID(id)}}
+func (n *Network) job(name string, p pass) task {
+	return n.task(name, name+":"+p.Status+":"+strconv.FormatInt(p.After, 10), p)
 }
 
-// enqueue enqueues jobs in one round trip; a pass already waiting is fine.
-func (n *Network) enqueue(ctx context.Context, jobs ...queue.Job) error {
-	if len(jobs) == 0 {
-		return nil
+// task is a job to enqueue with its queue ID: one ID, one pass, one
+// payload.
+type task struct {
+	queue.Job
+	id string
+}
+
+// task returns the task named name with queue ID id and payload p.
+func (n *Network) task(name, id string, p any) task {
+	return task{queue.Job{Queue: n.queue, Name: name, Payload: p, Options: []queue.EnqueueOption{queue.ID(id)}}, id}
+}
+
+// enqueue enqueues t in one round trip. If a task holds its ID already
+// ([queue.ErrDuplicate]), that is fine while the task is waiting or
+// running; a dead one (the queue keeps its ID) is requeued instead, one
+// more round trip on that path only, so that a pass enqueued again runs
+// again.
+func (n *Network) enqueue(ctx context.Context, t task) error {
+	_, err := n.tasks.Enqueue(ctx, t.Queue, t.Name, t.Payload, t.Options...)
+	if !errors.Is(err, queue.ErrDuplicate) {
+		return err
 	}
-	_, err := n.tasks.EnqueueBatch(ctx, jobs)
-	if errors.Is(err, queue.ErrDuplicate) {
-		if len(jobs) == 1 {
-			return nil
-		}
-		for _, j := range jobs { // all or nothing: enqueue them one by one
-			if _, err := n.tasks.Enqueue(ctx, j.Queue, j.Name, j.Payload, j.Options...); err != nil && !errors.Is(err, queue.ErrDuplicate) {
-				return err
-			}
-		}
+	err = n.tasks.Requeue(ctx, t.id)
+	if errors.Is(err, queue.ErrNotFound) { // not dead: it will run, or is running
 		return nil
 	}
 	return err
@@ -457,23 +471,44 @@ func (n *Network) Handle(w *queue.Worker) error {
 
 // readBatch reads the followers of p.Author after p.After, at most one batch
 // (and one more to tell whether there are more), with their sequence
-// numbers, and whether the status exists, in one round trip.
-func (n *Network) readBatch(ctx context.Context, p pass) (followers []string, seqs []int64, more, exists bool, err error) {
+// numbers, and whether the status exists, in one round trip. With
+// posted, it also reads the author's last status number, and posted
+// answers whether the status was ever posted (a clean of a status never
+// posted must leave no tombstone: the status may be posted later).
+func (n *Network) readBatch(ctx context.Context, p pass, withPosted bool) (followers []string, seqs []int64, more, exists, posted bool, err error) {
 	author, num, err := checkStatusID(p.Status)
 	if err != nil || author != p.Author {
-		return nil, nil, false, false, fmt.Errorf("%w: bad task %+v", queue.ErrNoRetry, p)
+		return nil, nil, false, false, false, fmt.Errorf("%w: bad task %+v", queue.ErrNoRetry, p)
 	}
 	var ex *redis.IntCmd
+	var last *redis.StringCmd
 	var zs, ls *redis.ZSliceCmd
 	by := &redis.ZRangeBy{Min: "(" + strconv.FormatInt(p.After, 10), Max: "+inf", Count: int64(n.batch) + 1}
 	_, err = n.rdb.Pipelined(ctx, func(pl redis.Pipeliner) error {
 		ex = pl.Exists(ctx, n.statusPrefix(author)+num)
 		zs = pl.ZRangeByScoreWithScores(ctx, n.followersKey(author), by)
 		ls = pl.ZRangeByScoreWithScores(ctx, n.listedKey(author), by)
+		if withPosted {
+			last = pl.HGet(ctx, n.userKey(author), "seq")
+		}
 		return nil
 	})
-	if err != nil {
-		return nil, nil, false, false, err
+	if err != nil && !errors.Is(err, redis.Nil) {
+		if last != nil && last.Err() != nil && !errors.Is(last.Err(), redis.Nil) {
+			err = script.WrongType(ctx, n.rdb, last.Err(), n.userKey(author), "social user", "hash")
+		}
+		return nil, nil, false, false, false, err
+	}
+	if withPosted {
+		if s := last.Val(); s != "" {
+			seq, perr := strconv.ParseInt(s, 10, 64)
+			if perr != nil {
+				return nil, nil, false, false, false, &ria.KeyError{Role: "social user field seq", Key: n.userKey(author),
+					Got: fmt.Sprintf("%.40q", s), Want: "an integer", Err: ria.ErrCorrupt}
+			}
+			i, perr := strconv.ParseInt(num, 10, 64)
+			posted = perr == nil && i <= seq
+		}
 	}
 	// Followers and lists share one sequence: merge them by it.
 	zz := append(zs.Val(), ls.Val()...)
@@ -484,7 +519,7 @@ func (n *Network) readBatch(ctx context.Context, p pass) (followers []string, se
 	for _, z := range zz {
 		followers, seqs = append(followers, z.Member.(string)), append(seqs, int64(z.Score))
 	}
-	return followers, seqs, more, ex.Val() == 1, nil
+	return followers, seqs, more, ex.Val() == 1, posted, nil
 }
 
 func (n *Network) fanoutTask(ctx context.Context, p pass) error {
@@ -495,7 +530,7 @@ func (n *Network) fanoutTask(ctx context.Context, p pass) error {
 		}
 		// Lists hold entries in the batch's range: read it whole.
 	}
-	followers, seqs, more, exists, err := n.readBatch(ctx, p)
+	followers, seqs, more, exists, _, err := n.readBatch(ctx, p, false)
 	if err != nil || !exists { // a deleted status: its clean task does the rest
 		return err
 	}
@@ -510,8 +545,8 @@ func (n *Network) fanoutTask(ctx context.Context, p pass) error {
 }
 
 func (n *Network) cleanTask(ctx context.Context, p pass) error {
-	followers, seqs, more, exists, err := n.readBatch(ctx, p)
-	if err != nil || exists { // a live status is not cleaned
+	followers, seqs, more, exists, posted, err := n.readBatch(ctx, p, true)
+	if err != nil || exists || !posted { // a live status, or one never posted, is not cleaned
 		return err
 	}
 	groups := n.groups(followers)

@@ -13,7 +13,6 @@ import (
 
 	"github.com/ria-go/ria/internal/near"
 	"github.com/ria-go/ria/internal/script"
-	"github.com/ria-go/ria/queue"
 )
 
 // Timeline names a timeline of a user: [Home] or [Profile].
@@ -414,7 +413,7 @@ func (n *Network) seenEvery() int64 { return min(n.idle/4, time.Minute).Millisec
 // regenerate enqueues the regeneration of uid's home timeline (one task
 // per user at a time), in one round trip.
 func (n *Network) regenerate(ctx context.Context, uid string) error {
-	job := queue.Job{Queue: n.queue, Name: TaskRegenerate, Payload: regen{User: uid},
-		Options: []queue.EnqueueOption{queue.ID(TaskRegenerate + ":" + uid)}}
-	return n.enqueue(ctx, job)
+	// The ID ends in ":r": a queue ID must not end in ":a" or ":e", which a
+	// user ID may.
+	return n.enqueue(ctx, n.task(TaskRegenerate, TaskRegenerate+":"+uid+":r", regen{User: uid}))
 }
