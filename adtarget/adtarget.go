@@ -56,8 +56,8 @@ const (
 	MaxValue = 1e6
 	// MaxAdsPage bounds the n of [Targeter.Ads].
 	MaxAdsPage = 10000
-	// DefaultMatchTTL is how long a targeting's matched words wait for a
-	// click (the book's 900 s); see [WithMatchTTL].
+	// DefaultMatchTTL is how long a targeting waits for its click (the
+	// book's 900 s); see [WithMatchTTL].
 	DefaultMatchTTL = 15 * time.Minute
 )
 
@@ -71,6 +71,10 @@ var (
 	// ErrNotCPA means an action recorded on an ad that is not paid per
 	// action.
 	ErrNotCPA = errors.New("adtarget: action on an ad that is not CPA")
+	// ErrNoTargeting means a click or an action whose targeting ID is no
+	// live targeting of the ad: never served, of another ad, or older than
+	// the match TTL.
+	ErrNoTargeting = errors.New("adtarget: no live targeting of the ad")
 )
 
 // Bid is how an ad pays.
@@ -141,9 +145,10 @@ func WithPrefix(p string) Option { return func(o *options) { o.prefix = p } }
 // tokenize, Unicode-aware, with its stop words).
 func WithAnalyzer(a search.Analyzer) Option { return func(o *options) { o.analyzer = a } }
 
-// WithMatchTTL sets how long the words a targeting matched wait for its
-// click (after which a click still counts for the ad, not for the words).
-// Default: [DefaultMatchTTL].
+// WithMatchTTL sets how long a targeting (its ad and the words it matched)
+// waits for its click, after which a click is refused with
+// [ErrNoTargeting]; an action on a CPA ad may come that long after its
+// last click. Default: [DefaultMatchTTL].
 func WithMatchTTL(d time.Duration) Option { return func(o *options) { o.matchTTL = d } }
 
 // Targeter indexes ads and picks the best one for each request, learning
@@ -382,10 +387,12 @@ func (t *Targeter) Target(ctx context.Context, locations []string, content strin
 
 // Click records a click on ad after targeting tid (the book's
 // record_click): the ad's and its type's clicks, and a click for each
-// word the targeting matched if it is within the match TTL; then it
-// relearns the ad's eCPM and word bonuses (update_cpms). One atomic
-// script: one round trip. It returns [ErrUnknownAd] if the ad is not
-// indexed; other errors as [Targeter.Index].
+// word the targeting matched; then it relearns the ad's eCPM and word
+// bonuses (update_cpms). One atomic script: one round trip. It returns
+// [ErrUnknownAd] if the ad is not indexed, and [ErrNoTargeting] if tid is
+// not a targeting that picked ad within the match TTL ([WithMatchTTL]),
+// recording nothing; other errors as [Targeter.Index]. Each call counts
+// a click (a re-send after a lost reply does not: see the package doc).
 func (t *Targeter) Click(ctx context.Context, tid int64, ad string) error {
 	return t.click(ctx, "click", tid, ad, 0)
 }
@@ -393,7 +400,8 @@ func (t *Targeter) Click(ctx context.Context, tid int64, ad string) error {
 // Action records an action (a purchase, a sign-up) on CPA ad after
 // targeting tid, as [Targeter.Click] records a click; CPA ads learn their
 // eCPM from actions. It returns [ErrNotCPA] for an ad of another bid
-// type and [ErrUnknownAd] for an ad not indexed, recording nothing.
+// type, [ErrUnknownAd] for an ad not indexed and [ErrNoTargeting] as
+// Click does, recording nothing.
 func (t *Targeter) Action(ctx context.Context, tid int64, ad string) error {
 	return t.click(ctx, "action", tid, ad, 1)
 }
@@ -415,8 +423,12 @@ func (t *Targeter) click(ctx context.Context, op string, tid int64, ad string, a
 		return fmt.Errorf("adtarget: %s %q: %w", op, trunc(ad), err)
 	case n == 0:
 		return fmt.Errorf("adtarget: %s %q: %w", op, trunc(ad), ErrUnknownAd)
-	case n < 0:
+	case n == -1:
 		return fmt.Errorf("adtarget: %s %q: %w", op, trunc(ad), ErrNotCPA)
+	case n == -2:
+		return fmt.Errorf("adtarget: %s %q: targeting %d: %w", op, trunc(ad), tid, ErrNoTargeting)
+	case n != 1:
+		return fmt.Errorf("adtarget: %s %q: bad reply %d", op, trunc(ad), n)
 	}
 	return nil
 }

@@ -306,15 +306,16 @@ func TestRoundTrips(t *testing.T) {
 			fn   func()
 		}{
 			{"index", func() {
-				_, err := x.Index(ctx, adtarget.Ad{ID: "b", Locations: []string{"X", "Y"}, Content: "beta gamma", Bid: adtarget.CPA, Value: 1})
+				_, err := x.Index(ctx, adtarget.Ad{ID: "b", Locations: []string{"X", "Y"}, Content: "beta gamma", Bid: adtarget.CPA, Value: 5000})
 				require.NoError(t, err)
 			}},
 			{"target", func() {
 				tg, _, err = x.Target(ctx, []string{"X", "Y"}, "alpha beta gamma delta")
 				require.NoError(t, err)
+				require.Equal(t, "b", tg.Ad) // for the action
 			}},
 			{"click", func() { require.NoError(t, x.Click(ctx, tg.ID, tg.Ad)) }},
-			{"action", func() { require.NoError(t, x.Action(ctx, tg.ID, "b")) }},
+			{"action", func() { require.NoError(t, x.Action(ctx, tg.ID, tg.Ad)) }},
 			{"stats", func() { _, err := x.Stats(ctx, "b"); require.NoError(t, err) }},
 			{"remove", func() { _, err := x.Remove(ctx, "b"); require.NoError(t, err) }},
 			{"ads", func() { _, _, err := x.Ads(ctx, 0, 10); require.NoError(t, err) }},

@@ -15,7 +15,7 @@
 --   views:<ad>       ZSET word -> views ('' the ad's own)
 --   clicks:<ad>      ZSET word -> clicks ('' the ad's own)
 --   actions:<ad>     ZSET word -> actions ('' the ad's own)
---   matched:<tid>    SET  words a targeting matched (TTL)
+--   matched:<tid>    HASH a targeting: '' -> its ad, each word it matched -> 1 (TTL)
 --   tmp:*            temporary keys of one target script, deleted before it returns
 local P = KEYS[1]
 local TYPES, VALUE, BASE, STATS, SERVED = P .. 'types', P .. 'value', P .. 'base', P .. 'stats', P .. 'served'
@@ -28,19 +28,27 @@ local function KW(location, word) return P .. 'word:' .. #location .. ':' .. loc
 local STAT_FIELDS = {'cpc:views', 'cpc:clicks', 'cpc:actions', 'cpa:views', 'cpa:clicks', 'cpa:actions',
   'cpm:views', 'cpm:clicks', 'cpm:actions'}
 
--- check_common checks the keys every script relies on.
+-- check_common checks the keys every script relies on. The counters it
+-- increments or does arithmetic on (the targeting counter, the type
+-- statistics) must be counts (integers within ±2^53, held exactly by Lua's
+-- numbers): one out of range would fail its increment after the script's
+-- first write, or turn into an eCPM of inf or NaN.
 local function check_common()
   local bad = check_types({TYPES, 'hash', 'adtarget types', VALUE, 'zset', 'adtarget ecpm',
-    BASE, 'zset', 'adtarget base value', STATS, 'hash', 'adtarget stats'}) or check_int(SERVED, 'adtarget served')
+    BASE, 'zset', 'adtarget base value', STATS, 'hash', 'adtarget stats', SERVED, 'string', 'adtarget served'})
   if bad then return bad end
-  local vs = redis.call('HMGET', STATS, unpack(STAT_FIELDS))
-  for i, f in ipairs(STAT_FIELDS) do
-    local v = vs[i]
-    if v and not string.match(v, '^%-?%d+$') then
-      return key_error('CORRUPT', STATS, 'adtarget stats field ' .. f, string.format('%q', string.sub(v, 1, 40)), 'an integer')
-    end
+  local v = redis.call('GET', SERVED)
+  if v and not is_count(v) then
+    return key_error('CORRUPT', SERVED, 'adtarget served', string.format('%q', string.sub(v, 1, 40)), 'an integer within ±2^53')
+  end
+  for _, f in ipairs(STAT_FIELDS) do
+    bad = check_hint(STATS, f, 'adtarget stats')
+    if bad then return bad end
   end
 end
+
+-- finite: x is a number, not NaN nor ±inf.
+local function finite(x) return x == x and x ~= math.huge and x ~= -math.huge end
 
 -- check_ad checks the keys of ad and, unless only_own, the postings of
 -- its words and the SETs of its locations; it returns an error reply or
@@ -87,14 +95,18 @@ local function update_cpms(ad)
     ecpm = score(VALUE, ad)
   else
     ecpm = 1000 * base * clicks / math.max(score(vk, ''), 1)
-    redis.call('ZADD', VALUE, ecpm, ad)
+    -- ZADD refuses NaN (scores written by another client as inf): keep
+    -- the ad's eCPM then rather than fail after the script's first write.
+    if ecpm == ecpm then redis.call('ZADD', VALUE, ecpm, ad) else ecpm = score(VALUE, ad) end
   end
   local locs = redis.call('SMEMBERS', K('loc', ad))
   for _, w in ipairs(redis.call('SMEMBERS', K('terms', ad))) do
     local c = score(ck, w)
     if c >= 1 then
       local bonus = 1000 * base * c / math.max(score(vk, w), 1) - ecpm
-      for _, l in ipairs(locs) do redis.call('ZADD', KW(l, w), bonus, ad) end
+      if bonus == bonus then
+        for _, l in ipairs(locs) do redis.call('ZADD', KW(l, w), bonus, ad) end
+      end
     end
   end
 end

@@ -28,11 +28,13 @@
 // bonus of the page's words the ad holds (finish_scoring); the best ad
 // wins (ties: the greatest ID, as the book's ZREVRANGE). The targeting
 // gets an ID, records a view of the ad, of its type and of each word it
-// matched, and keeps the matched words for the click to come
+// matched, and keeps its ad and matched words for the click to come
 // ([WithMatchTTL], 15 minutes). Every 100th view of an ad relearns it.
-// [Targeter.Click] and [Targeter.Action] record a click or an action for
-// the ad, its type and the matched words, and relearn the ad
-// (update_cpms). [Targeter.Stats] reads an ad's numbers; [Targeter.Ads]
+// [Targeter.Click] and [Targeter.Action] take the targeting's ID and ad,
+// record a click or an action for the ad, its type and the matched words,
+// and relearn the ad (update_cpms); a targeting ID that is not a live
+// targeting of that ad is refused ([ErrNoTargeting]), so an ad never
+// shown earns no click. [Targeter.Stats] reads an ad's numbers; [Targeter.Ads]
 // lists the indexed ads' IDs a page at a time (HSCAN of the types HASH,
 // for an operator or a migration).
 //
@@ -70,15 +72,18 @@
 // Every script checks the type of every key it relies on (the types,
 // eCPM, base value and statistics keys, the targeting counter, the
 // request's locations and words, the chosen ad's words, views, clicks and
-// actions, the targeting's matched words; for Index, Remove, Click,
+// actions, the targeting (its ad and matched words); for Index, Remove, Click,
 // Action and a relearning view also the postings of the ad's words and
 // the SETs of its locations) before its first write: a key someone else
 // wrote with another type is a *ria.KeyError (ria.ErrWrongType) naming
 // the key and its role, and nothing is changed (Target unions the
 // locations' SETs on a small temporary key of its slot when a request has
-// several, and deletes it before it checks the chosen ad's keys). A counter that is not an
-// integer or an unknown bid type in the types HASH is a *ria.KeyError
-// matching ria.ErrCorrupt.
+// several, and deletes it before it checks the chosen ad's keys). A
+// counter the scripts increment or compute with (the targeting counter,
+// the type statistics) that is not an integer within ±2^53 as Redis writes
+// one, or an unknown bid type in the types HASH, is a *ria.KeyError
+// matching ria.ErrCorrupt, as is a re-index whose first eCPM would not be
+// finite.
 //
 // # How it ranks
 //
@@ -111,7 +116,9 @@
 // [MaxValue], content over [MaxContentBytes] or [MaxWords], a targeting
 // ID below 1: an error matching [ErrInvalid], found before anything
 // reaches Redis. A click on an ad not indexed is [ErrUnknownAd], an
-// action on an ad that is not CPA [ErrNotCPA]; both record nothing.
+// action on an ad that is not CPA [ErrNotCPA], a click or action whose
+// targeting ID is not a live targeting of the ad (never served, of another
+// ad, past the match TTL) [ErrNoTargeting]; they record nothing.
 //
 // # Round trips
 //
@@ -139,7 +146,8 @@
 //	{n}:views:<ad>     ZSET   word -> views, "" the ad's (views:<ad>)
 //	{n}:clicks:<ad>    ZSET   word -> clicks, "" the ad's (clicks:<ad>)
 //	{n}:actions:<ad>   ZSET   word -> actions, "" the ad's (actions:<ad>)
-//	{n}:matched:<tid>  SET    words targeting tid matched, TTL (terms:matched:<tid>)
+//	{n}:matched:<tid>  HASH   targeting tid: "" -> its ad, each word it matched
+//	                          -> 1; TTL (terms:matched:<tid>, which held the words)
 //	{n}:tmp:m          temporary key of one Target script (never outlives it)
 //	{n}:once:<nonce>   STRING reply record (retry window TTL)
 //

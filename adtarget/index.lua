@@ -23,16 +23,19 @@ end
 bad = check_types(spec)
 if bad then return bad end
 
-if old then remove_ad(ad) end
 -- The first eCPM: the book's to_ecpm(1000, AVERAGE_PER_1K[type], value),
 -- the average being the type's clicks (actions) per 1000 views so far,
--- 1 before any.
+-- 1 before any. Computed before the first write: ZADD refuses NaN.
 local ecpm = value
 if typ ~= 'cpm' then
   local views = tonumber(redis.call('HGET', STATS, typ .. ':views') or '0')
   local clicks = tonumber(redis.call('HGET', STATS, typ .. (typ == 'cpa' and ':actions' or ':clicks')) or '0')
   if views > 0 and clicks > 0 then ecpm = value * 1000 * clicks / views end
 end
+if not finite(ecpm) then
+  return key_error('CORRUPT', STATS, 'adtarget stats of ' .. typ, 'an eCPM of ' .. tostring(ecpm), 'a finite eCPM')
+end
+if old then remove_ad(ad) end
 for i = 5, 4 + nl do
   redis.call('SADD', K('req', ARGV[i]), ad)
   redis.call('SADD', K('loc', ad), ARGV[i])

@@ -68,7 +68,7 @@ func TestWrongTypes(t *testing.T) {
 			_, _, err := x.Target(ctx, []string{"USA"}, "alpha zeta")
 			return err
 		}, kr("req:USA", "set", "adtarget location"), kr("word:3:USA:alpha", "zset", "adtarget word"),
-			kr("word:3:USA:zeta", "zset", "adtarget word"), kr("matched:2", "set", "adtarget matched words"))
+			kr("word:3:USA:zeta", "zset", "adtarget word"), kr("matched:2", "hash", "adtarget targeting"))
 		b.CheckWrongTypes(t, func() {
 			setup()
 			for range 98 { // the next view of ad 1 is its 100th
@@ -80,9 +80,9 @@ func TestWrongTypes(t *testing.T) {
 			return err
 		}, ad1[5:9]...)
 		b.CheckWrongTypes(t, setup, func() error { return x.Click(ctx, 1, "1") },
-			with(kr("matched:1", "set", "adtarget matched words"))...)
+			with(kr("matched:1", "hash", "adtarget targeting"))...)
 		b.CheckWrongTypes(t, setup, func() error { return x.Action(ctx, 1, "1") },
-			with(kr("matched:1", "set", "adtarget matched words"))...)
+			with(kr("matched:1", "hash", "adtarget targeting"))...)
 		b.CheckWrongTypes(t, setup, func() error { _, err := x.Stats(ctx, "1"); return err }, with()...)
 		b.CheckWrongTypes(t, setup, func() error { _, _, err := x.Ads(ctx, 0, 10); return err }, kr("types", "hash", "adtarget types"))
 

@@ -124,13 +124,16 @@ if bad then return bad end
 if not typ then
   return key_error('CORRUPT', VALUE, 'adtarget ecpm', 'ad ' .. string.format('%q', string.sub(ad, 1, 40)) .. ' without a type', 'indexed ads')
 end
-local tid = tonumber(redis.call('GET', SERVED) or '0') + 1
+-- tid is formatted with %d: Lua's own formatting of numbers (%.14g) would
+-- write 1e14 and above in exponent form.
+local tid = string.format('%d', tonumber(redis.call('GET', SERVED) or '0') + 1)
 local mk = K('matched', tid)
-bad = check_types({mk, 'set', 'adtarget matched words'})
+bad = check_types({mk, 'hash', 'adtarget targeting'})
 if bad then return bad end
 
--- record_targeting_result: the targeting's ID, the words it matched (for
--- the clicks to come), the views of the type, the ad and the words.
+-- record_targeting_result: the targeting's ID, its ad and the words it
+-- matched (for the clicks to come), the views of the type, the ad and the
+-- words.
 redis.call('SET', SERVED, tid)
 local terms = {}
 for _, w in ipairs(redis.call('SMEMBERS', K('terms', ad))) do terms[w] = true end
@@ -139,12 +142,12 @@ for _, w in ipairs(words) do
   if terms[w] then matched[#matched + 1] = w end
 end
 redis.call('DEL', mk) -- a stale targeting's, if the counter was reset
-if #matched > 0 then
-  redis.call('SADD', mk, unpack(matched))
-  redis.call('PEXPIRE', mk, ttl)
-end
+local fields = {'', ad}
+for _, w in ipairs(matched) do fields[#fields + 1] = w; fields[#fields + 1] = '1' end
+redis.call('HSET', mk, unpack(fields))
+redis.call('PEXPIRE', mk, ttl)
 redis.call('HINCRBY', STATS, typ .. ':views', 1)
 for _, w in ipairs(matched) do redis.call('ZINCRBY', vk, 1, w) end
 redis.call('ZINCRBY', vk, 1, '')
 if relearn then update_cpms(ad) end
-return {tid, ad, ecpm}
+return {tonumber(tid), ad, ecpm}

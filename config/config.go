@@ -126,11 +126,13 @@ type Store struct {
 	mu    sync.Mutex
 	cache map[string]entry // by name, typ + "\x00" + component
 	gen   uint64           // bumped by every invalidation
+	reads uint64           // GETs sent so far: orders the reads
 }
 
 type entry struct {
 	raw   []byte // nil: not found
 	until time.Time
+	seq   uint64 // reads when its GET was sent: a later GET has a greater seq
 }
 
 // New returns a Store on rdb.
@@ -247,7 +249,7 @@ func (s *Store) Delete(ctx context.Context, typ, component string) error {
 // since; otherwise it costs one round trip (GET). A missing value gives an
 // error wrapping [ErrNotFound].
 func (s *Store) Get(ctx context.Context, typ, component string, dst any) error {
-	raw, err := s.raw(ctx, typ, component)
+	raw, _, err := s.raw(ctx, typ, component)
 	if err != nil {
 		return err
 	}
@@ -257,27 +259,33 @@ func (s *Store) Get(ctx context.Context, typ, component string, dst any) error {
 	return nil
 }
 
-// raw returns the JSON of (typ, component), from the cache when fresh.
-func (s *Store) raw(ctx context.Context, typ, component string) ([]byte, error) {
+// raw returns the JSON of (typ, component), from the cache when fresh,
+// and the seq of the GET that read it.
+func (s *Store) raw(ctx context.Context, typ, component string) ([]byte, uint64, error) {
 	if err := check(typ, component); err != nil {
-		return nil, fmt.Errorf("config: get: %w", err)
+		return nil, 0, fmt.Errorf("config: get: %w", err)
 	}
 	n := name(typ, component)
+	now := s.now()
 	s.mu.Lock()
 	e, ok := s.cache[n]
 	gen := s.gen
+	fresh := ok && now.Before(e.until)
+	if !fresh {
+		s.reads++
+		e.seq = s.reads
+	}
 	s.mu.Unlock()
-	now := s.now()
-	if !ok || !now.Before(e.until) {
+	if !fresh {
 		k := s.key(typ, component)
 		v, err := s.rdb.Get(ctx, k).Bytes()
 		switch {
 		case errors.Is(err, redis.Nil):
 			v = nil
 		case err != nil:
-			return nil, fmt.Errorf("config: get %s %q: %w", typ, component, script.WrongType(ctx, s.rdb, err, k, "config value", "string"))
+			return nil, 0, fmt.Errorf("config: get %s %q: %w", typ, component, script.WrongType(ctx, s.rdb, err, k, "config value", "string"))
 		}
-		e = entry{raw: v, until: now.Add(s.o.maxAge)}
+		e = entry{raw: v, until: now.Add(s.o.maxAge), seq: e.seq}
 		s.mu.Lock()
 		if s.gen == gen { // no change was notified while the GET ran
 			s.cache[n] = e
@@ -285,9 +293,9 @@ func (s *Store) raw(ctx context.Context, typ, component string) ([]byte, error) 
 		s.mu.Unlock()
 	}
 	if e.raw == nil {
-		return nil, fmt.Errorf("config: get %s %q: %w", typ, component, ErrNotFound)
+		return nil, 0, fmt.Errorf("config: get %s %q: %w", typ, component, ErrNotFound)
 	}
-	return e.raw, nil
+	return e.raw, e.seq, nil
 }
 
 // invalidate drops name from the cache ("" drops everything).
@@ -331,8 +339,8 @@ func (s *Store) UnderMaintenance(ctx context.Context) (bool, error) {
 // process reaches this Store's next Get within a notification's latency
 // (milliseconds) instead of the max age. Each (re)subscription drops the
 // whole cache, since notifications sent while unsubscribed are lost. Run
-// retries lost connections with backoff and logs them; it returns an error
-// only if ctx ends.
+// retries lost connections with backoff and logs them; it returns (nil)
+// only when ctx ends.
 func (s *Store) Run(ctx context.Context) error {
 	ps := s.rdb.Subscribe(ctx, s.channel)
 	// Receive does not return when ctx ends; closing ps makes it.

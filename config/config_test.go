@@ -363,3 +363,60 @@ func TestBadInput(t *testing.T) {
 	assert.False(t, errors.As(err, &kerr))
 	_ = fmt.Sprint
 }
+
+// A Get that read the old configuration (from the cache) but takes the
+// registry's lock after a Get that read the new one and built its client
+// returns that newer client: Conns never goes back to an older
+// configuration, nor closes the newer client for it.
+func TestConns_neverGoesBack(t *testing.T) {
+	ctx := context.Background()
+	b := redistest.New(t, redistest.Mini)
+	st, err := config.New(b.Client, config.WithPrefix(b.Prefix))
+	require.NoError(t, err)
+	now := time.Now()
+	st.SetClock(func() time.Time { return now }) // cached reads stay fresh
+	conns := st.Conns()
+	t.Cleanup(func() { _ = conns.Close() })
+	oldCfg := config.ConnConfig{Addrs: []string{"127.0.0.1:1"}}
+	newCfg := config.ConnConfig{Addrs: []string{"127.0.0.1:2"}}
+	require.NoError(t, conns.Set(ctx, "db", oldCfg))
+	c0, release, err := conns.Get(ctx, "db")
+	require.NoError(t, err)
+	release()
+
+	var calls atomic.Int64
+	read, cont := make(chan struct{}), make(chan struct{})
+	conns.OnRead(func() {
+		if calls.Add(1) == 1 { // the first Get: read, then held before the lock
+			close(read)
+			<-cont
+		}
+	})
+	type got struct {
+		c   redis.UniversalClient
+		err error
+	}
+	slow := make(chan got, 1)
+	go func() {
+		c, release, err := conns.Get(ctx, "db")
+		if err == nil {
+			release()
+		}
+		slow <- got{c, err}
+	}()
+	<-read // it read the old configuration from the cache
+	require.NoError(t, conns.Set(ctx, "db", newCfg))
+	c2, release2, err := conns.Get(ctx, "db")
+	require.NoError(t, err)
+	defer release2()
+	assert.NotSame(t, c0, c2)
+	assert.Equal(t, "127.0.0.1:2", c2.(*redis.Client).Options().Addr)
+	close(cont)
+	g := <-slow
+	require.NoError(t, g.err)
+	assert.Same(t, c2, g.c, "the Get that read the old configuration gets the newer client")
+	c3, release3, err := conns.Get(ctx, "db")
+	require.NoError(t, err)
+	release3()
+	assert.Same(t, c2, c3)
+}

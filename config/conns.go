@@ -69,10 +69,12 @@ type Conns struct {
 	mu     sync.Mutex
 	conns  map[string]*conn // by component
 	closed bool
+	read   func() // called between reading the configuration and locking (tests)
 }
 
 type conn struct {
 	raw     string // the JSON it was built from
+	seq     uint64 // the Store's seq of the newest read of raw
 	client  redis.UniversalClient
 	refs    int
 	retired bool
@@ -93,12 +95,17 @@ func (c *Conns) Set(ctx context.Context, component string, cfg ConnConfig) error
 // Get returns the client of component and a release function to call when
 // done with it (the client stays open until then, even if the
 // configuration changes). The configuration is read as [Store.Get] reads
-// it: from memory when fresh, so a Get usually costs no round trip. An
-// unknown component gives an error wrapping [ErrNotFound].
+// it: from memory when fresh, so a Get usually costs no round trip. Gets
+// never go back: one whose configuration was read before that of the
+// client in use (a concurrent Get built it from a newer read) returns that
+// client. An unknown component gives an error wrapping [ErrNotFound].
 func (c *Conns) Get(ctx context.Context, component string) (redis.UniversalClient, func(), error) {
-	raw, err := c.s.raw(ctx, ConnType, component)
+	raw, seq, err := c.s.raw(ctx, ConnType, component)
 	if err != nil {
 		return nil, nil, err
+	}
+	if c.read != nil {
+		c.read()
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -106,7 +113,11 @@ func (c *Conns) Get(ctx context.Context, component string) (redis.UniversalClien
 		return nil, nil, errors.New("config: conns: closed")
 	}
 	cur := c.conns[component]
-	if cur == nil || cur.raw != string(raw) {
+	switch {
+	case cur != nil && seq < cur.seq: // an older read than cur's: keep cur
+	case cur != nil && cur.raw == string(raw):
+		cur.seq = seq
+	default:
 		var cfg ConnConfig
 		if err := json.Unmarshal(raw, &cfg); err != nil {
 			return nil, nil, fmt.Errorf("config: connection %q: %w", component, err)
@@ -117,7 +128,7 @@ func (c *Conns) Get(ctx context.Context, component string) (redis.UniversalClien
 		if cur != nil {
 			c.retire(cur)
 		}
-		cur = &conn{raw: string(raw), client: cfg.client()}
+		cur = &conn{raw: string(raw), seq: seq, client: cfg.client()}
 		c.conns[component] = cur
 	}
 	cur.refs++

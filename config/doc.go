@@ -32,7 +32,8 @@
 //
 // [Conns.Get] returns a client built from the component's [ConnConfig]; a
 // changed configuration builds a new client on the next Get, and the old
-// one is closed when the last user releases it.
+// one is closed when the last user releases it. A Get never goes back: one
+// whose read came before that of the client in use returns that client.
 //
 // # Limits
 //

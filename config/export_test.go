@@ -7,3 +7,7 @@ func (s *Store) SetClock(now func() time.Time) { s.now = now }
 
 // Key returns the value key of (typ, component).
 func (s *Store) Key(typ, component string) string { return s.key(typ, component) }
+
+// OnRead makes c call fn in each Get between reading the configuration
+// and taking c's lock.
+func (c *Conns) OnRead(fn func()) { c.read = fn }

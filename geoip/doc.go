@@ -40,7 +40,12 @@
 // the staged set live with one script (RENAME over the live ranges): a
 // reader sees the old data set or the new one, never a mix. An error or a
 // cancelled ctx deletes the staged keys and leaves the old data set in
-// place; staged keys of a crashed import expire after 10 minutes.
+// place; staged keys of a crashed import expire after 10 minutes (a running
+// import refreshes them every 2.5 minutes, however slow its reader). An
+// import whose staged keys expired all the same (its process or link
+// stalled for longer) fails with [ErrExpired] at its commit, even if its
+// later batches recreated them with the rest of the file: a marker key
+// that its first pipeline creates and no later one recreates is gone.
 // [DB.LookupMany] runs its batch in MULTI/EXEC, so one batch sees one data
 // set too.
 //
@@ -51,8 +56,8 @@
 // about 1,000 keys each on the data set's node. An import whose staged
 // keys a Drop deleted fails with [ErrDropped] at its commit, never making
 // half a data set live: Drop leaves a tombstone for its version, which the
-// import's pipelines keep alive while it stages and which expires 10
-// minutes after the last of them.
+// import keeps alive while it runs and which expires 10 minutes after it
+// stopped.
 //
 // # Round trips
 //
@@ -61,14 +66,15 @@
 // for a GeoLite City data set, whose location records live in a HASH.
 // Import: one per pipeline of 8 batches of 1,000 ranges by default
 // ([WithBatch]), overlapping the parsing of the next, then one for the
-// commit after the last has been answered. Version 1. Drop 1 while the
+// commit after the last has been answered, plus one every 2.5 minutes
+// (the keep-alive of its staged keys). Version 1. Drop 1 while the
 // node holding the data set has fewer than about 1,000 keys (its first
 // step unlinks the live data set and scans those), plus one per further
 // 1,000 or so (a SCAN step each).
 //
 // # Lost replies
 //
-// An import's batches (ZADD, HSET, PEXPIRE) are idempotent, and its commit
+// An import's batches (ZADD, HSET, PEXPIRE, SET NX of its marker) are idempotent, and its commit
 // recognises a re-run (the version is live already), so a re-send after a
 // lost reply changes nothing more; when no reply comes the error wraps
 // ria.ErrOutcomeUnknown (read [DB.Version] to know whether it went live).
@@ -83,6 +89,7 @@
 //	<prefix>{<name>}:version             STRING, the live data set's version
 //	<prefix>{<name>}:records:<version>   HASH, locId -> JSON record (GeoLite City only)
 //	<prefix>{<name>}:staging:<version>   ZSET, an import's ranges until it commits
+//	<prefix>{<name>}:staged:<version>    STRING, marker of an import's staging (expires no later than it)
 //	<prefix>{<name>}:dropped:<version>   STRING, tombstone of an import a Drop cut (expires)
 //
 // A record in a range is "=" and the country code (range format), or "#",

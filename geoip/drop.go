@@ -55,7 +55,7 @@ func (db *DB) Drop(ctx context.Context) error {
 	cursor := "0"
 	for {
 		v, err := dropScript.Run(ctx, db.rdb, ks, cursor, match, db.dropScan,
-			db.recordsPrefix(), db.stagingKey(""), db.tombstoneKey(""), stagingTTL.Milliseconds())
+			db.recordsPrefix(), db.stagingKey(""), db.tombstoneKey(""), stagingTTL.Milliseconds(), db.markerKey(""))
 		if err != nil {
 			return fmt.Errorf("geoip: drop: %w", script.Unknown(err))
 		}

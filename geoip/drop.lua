@@ -2,12 +2,12 @@
 -- version (STRING); ARGV[1] SCAN cursor ("0": the first step), ARGV[2] SCAN
 -- MATCH pattern of the data set's keys, ARGV[3] SCAN COUNT, ARGV[4] records
 -- key prefix, ARGV[5] staged ranges key prefix, ARGV[6] tombstone key
--- prefix, ARGV[7] tombstone TTL (ms).
+-- prefix, ARGV[7] tombstone TTL (ms), ARGV[8] import marker key prefix.
 -- The first step UNLINKs the live data set (ranges, version, the live
 -- version's records) at once for every reader. Every step then runs one
 -- SCAN step on the node of the data set's slot and UNLINKs the staged
--- ranges and the records of every version but the live one (a crashed
--- import's, or those of an import running now), setting a tombstone for
+-- ranges, import markers and the records of every version but the live one
+-- (a crashed import's, or those of an import running now), setting a tombstone for
 -- each version it met: that import's commit fails (commit.lua). UNLINK
 -- frees a big key in the background. Returns {next cursor, keys unlinked};
 -- a re-run after a lost reply finds less to unlink and continues the same
@@ -32,11 +32,13 @@ if ARGV[1] == '0' then
   live = false
 end
 local r = redis.call('scan', ARGV[1], 'match', ARGV[2], 'count', ARGV[3])
-local rp, sp = ARGV[4], ARGV[5]
+local rp, sp, mp = ARGV[4], ARGV[5], ARGV[8]
 for _, k in ipairs(r[2]) do
   local v
   if string.sub(k, 1, #sp) == sp then
     v = string.sub(k, #sp + 1)
+  elseif string.sub(k, 1, #mp) == mp then
+    v = string.sub(k, #mp + 1)
   elseif string.sub(k, 1, #rp) == rp then
     v = string.sub(k, #rp + 1)
     if v == live then v = nil end

@@ -350,3 +350,103 @@ func TestDrop_longImportAfterDrop(t *testing.T) {
 	require.ErrorIs(t, err, geoip.ErrDropped)
 	assertGone(t, b, db, "long", ref[0].start, ref[len(ref)-1].end)
 }
+
+// An import whose staged keys expire while it runs (its process or link
+// stalled past their TTL) fails with ErrExpired at its commit, though its
+// later pipelines recreated staged keys with the rest of the file: the
+// previous data set stays live and nothing staged is left (miniredis: its
+// clock is moved).
+func TestImport_stagingExpired(t *testing.T) {
+	ctx := context.Background()
+	b := redistest.New(t, redistest.Mini)
+	db := newDB(t, b, "slow")
+	old := "1.0.0.0,1.0.0.255,AA\n"
+	_, err := db.ImportRanges(ctx, strings.NewReader(old))
+	require.NoError(t, err)
+	before := b.Snapshot()
+	neu := "2.0.0.0,2.0.0.255,AU\n3.0.0.0,3.0.0.255,AU\n4.0.0.0,4.0.0.255,AU\n5.0.0.0,5.0.0.255,AU\n"
+	var moved bool
+	p, err := db.ImportRanges(ctx, strings.NewReader(neu), geoip.WithBatch(1, 1),
+		geoip.WithProgress(func(p geoip.Progress) {
+			if p.Ranges == 2 && !moved {
+				moved = true
+				b.FastForward(11 * time.Minute) // the first two ranges expire
+			}
+		}))
+	require.True(t, moved)
+	require.ErrorIs(t, err, geoip.ErrExpired)
+	assert.NotErrorIs(t, err, ria.ErrOutcomeUnknown)
+	assert.EqualValues(t, 4, p.Ranges, "the import read the whole file")
+	assert.Equal(t, before, b.Snapshot(), "the old data set is live, nothing staged is left")
+	r, err := db.Lookup(ctx, netip.MustParseAddr("1.0.0.1"))
+	require.NoError(t, err)
+	assert.Equal(t, "AA", r.Country)
+	for _, a := range []string{"2.0.0.1", "5.0.0.1"} {
+		_, err := db.Lookup(ctx, netip.MustParseAddr(a))
+		assert.ErrorIs(t, err, geoip.ErrNotFound, a)
+	}
+}
+
+// A running import keeps its staged keys and a Drop's tombstone alive
+// while its reader stalls: a Drop during a stall longer than their TTL
+// still ends the import with ErrDropped, leaving nothing (miniredis: its
+// clock is moved; the keep-alive's ticker is the test's).
+func TestDrop_stalledImport(t *testing.T) {
+	ctx := context.Background()
+	b := redistest.New(t, redistest.Mini)
+	db := newDB(t, b, "stall")
+	tick, kept := make(chan time.Time), make(chan struct{})
+	geoip.SetKeepAlive(db, tick, func() { kept <- struct{}{} })
+	refresh := func() {
+		select {
+		case tick <- time.Time{}:
+		case <-time.After(time.Minute): // a guard: the keep-alive takes each tick at once
+			t.Error("no keep-alive")
+			return
+		}
+		<-kept
+	}
+	rows := "2.0.0.0,2.0.0.255,AU\n3.0.0.0,3.0.0.255,AU\n4.0.0.0,4.0.0.255,AU\n5.0.0.0,5.0.0.255,AU\n"
+	var dropErr error
+	var dropped bool
+	_, err := db.ImportRanges(ctx, strings.NewReader(rows), geoip.WithBatch(1, 1),
+		geoip.WithProgress(func(p geoip.Progress) {
+			if p.Ranges == 2 && !dropped {
+				dropped = true
+				dropErr = db.Drop(ctx)
+				for range 3 { // the reader stalls 12 minutes
+					b.FastForward(4 * time.Minute)
+					refresh()
+				}
+			}
+		}))
+	require.NoError(t, dropErr)
+	require.True(t, dropped)
+	require.ErrorIs(t, err, geoip.ErrDropped)
+	assertGone(t, b, db, "stall", netip.MustParseAddr("2.0.0.1"), netip.MustParseAddr("5.0.0.1"))
+
+	// Without a Drop, a stall longer than the TTL does not fail an import
+	// whose keep-alive runs.
+	var stalled bool
+	_, err = db.ImportRanges(ctx, strings.NewReader(rows), geoip.WithBatch(1, 1),
+		geoip.WithProgress(func(p geoip.Progress) {
+			if p.Ranges == 2 && !stalled {
+				stalled = true
+				for range 3 {
+					b.FastForward(4 * time.Minute)
+					refresh()
+				}
+			}
+		}))
+	require.NoError(t, err)
+	for _, a := range []string{"2.0.0.1", "5.0.0.1"} {
+		r, err := db.Lookup(ctx, netip.MustParseAddr(a))
+		require.NoError(t, err, a)
+		assert.Equal(t, "AU", r.Country)
+	}
+	keys := b.Keys(b.Prefix + "{stall}:*")
+	assert.ElementsMatch(t, []string{b.Prefix + "{stall}:ranges", b.Prefix + "{stall}:version"}, keys)
+	ttl, err := b.Client.PTTL(ctx, b.Prefix+"{stall}:ranges").Result()
+	require.NoError(t, err)
+	assert.Equal(t, time.Duration(-1), ttl, "the live ranges do not expire")
+}

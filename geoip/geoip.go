@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/netip"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -89,6 +90,10 @@ type DB struct {
 	keys     keys.Space
 	ranges   string // rangesKey, built once: a lookup's only key
 	dropScan int    // SCAN COUNT of a Drop step (tests set it lower)
+	// ticker makes the ticker of an import's keep-alive; kept, if set, is
+	// called after each keep-alive round trip (tests set both).
+	ticker func() (<-chan time.Time, func())
+	kept   func()
 }
 
 // New returns the data set name on rdb.
@@ -106,7 +111,10 @@ func New(rdb Client, name string, opts ...Option) (*DB, error) {
 	if err := keys.CheckEntity("data set name", name); err != nil {
 		return nil, fmt.Errorf("geoip: new: %w", err)
 	}
-	db := &DB{rdb: rdb, name: name, keys: keys.New(o.prefix), dropScan: dropScan}
+	db := &DB{rdb: rdb, name: name, keys: keys.New(o.prefix), dropScan: dropScan, ticker: func() (<-chan time.Time, func()) {
+		t := time.NewTicker(keepAliveEvery)
+		return t.C, t.Stop
+	}}
 	db.ranges = db.keys.Key(name, "ranges")
 	return db, nil
 }
@@ -116,6 +124,7 @@ func (db *DB) versionKey() string           { return db.keys.Key(db.name, "versi
 func (db *DB) stagingKey(v string) string   { return db.keys.Key(db.name, "staging:"+v) }
 func (db *DB) recordsPrefix() string        { return db.keys.Key(db.name, "records:") }
 func (db *DB) tombstoneKey(v string) string { return db.keys.Key(db.name, "dropped:"+v) }
+func (db *DB) markerKey(v string) string    { return db.keys.Key(db.name, "staged:"+v) }
 
 // Version returns the version of the live data set, "" before any import
 // completed (every lookup is then not found). One round trip.

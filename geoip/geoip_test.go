@@ -486,3 +486,24 @@ func TestLostReplies(t *testing.T) {
 		assert.Len(t, b.Keys(b.Prefix+"*"), 2)
 	})
 }
+
+// A quote in a row's first field is a parse error naming its line, for
+// both formats: the import fails (it used to panic in csv.Reader.FieldPos)
+// and writes nothing.
+func TestImport_quoteInFirstField(t *testing.T) {
+	ctx := context.Background()
+	b := redistest.New(t, redistest.Mini)
+	db := newDB(t, b, "quote")
+	_, err := db.ImportRanges(ctx, strings.NewReader("1.0.0.0\",1.0.0.255,AU\n"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "geoip: import: ranges: ")
+	assert.Contains(t, err.Error(), "line 1")
+	_, err = db.ImportGeoLiteCity(ctx, strings.NewReader(cityBlocks), strings.NewReader("17,FR,A8,Orleans\n4\"2,US,CA,San Jose\n"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "geoip: import: locations: ")
+	assert.Contains(t, err.Error(), "line 2")
+	_, err = db.ImportGeoLiteCity(ctx, strings.NewReader("16777216\",16777471,17\n"), strings.NewReader(cityLocations))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "geoip: import: blocks: ")
+	assert.Empty(t, b.Keys("*"), "nothing written")
+}

@@ -49,9 +49,19 @@ func WithBatch(size, depth int) ImportOption {
 	return func(o *importOptions) { o.batch, o.depth = size, depth }
 }
 
-// stagingTTL is how long a staged data set outlives the last pipeline of an
-// import that stopped without cleaning up (a crashed process).
+// stagingTTL is how long a staged data set outlives the last pipeline or
+// keep-alive of an import that stopped without cleaning up (a crashed
+// process).
 const stagingTTL = 10 * time.Minute
+
+// keepAliveEvery is how often a running import refreshes the TTLs of its
+// staged keys, so that a slow reader does not let them expire.
+const keepAliveEvery = stagingTTL / 4
+
+// ErrExpired is returned (wrapped) by an import whose staged data expired
+// before its commit (the importing process or its link to Redis stalled
+// for longer than 10 minutes): nothing of it went live.
+var ErrExpired = errors.New("geoip: staged data expired during the import")
 
 // maxRef bounds a record reference (country code, location ID).
 const maxRef = 64
@@ -64,6 +74,8 @@ type importer struct {
 	ranges   string
 	records  string
 	tomb     string // tombstone key: set by a Drop that deleted staged keys of this import
+	marker   string // set by the first pipeline, never recreated: gone if the staging expired
+	started  bool   // the first pipeline is built
 	p        Progress
 	members  []any           // ZADD arguments: score, member, ...
 	fields   []any           // HSET arguments: field, value, ...
@@ -86,7 +98,38 @@ func (db *DB) newImporter(opts []ImportOption) (*importer, error) {
 	}
 	v := script.Nonce()
 	return &importer{db: db, o: o, version: v, ranges: db.stagingKey(v), records: db.recordsPrefix() + v,
-		tomb: db.tombstoneKey(v), seenRefs: map[string]bool{}}, nil
+		tomb: db.tombstoneKey(v), marker: db.markerKey(v), seenRefs: map[string]bool{}}, nil
+}
+
+// keepAlive refreshes the TTLs of the staged keys every keepAliveEvery
+// until stop is called, so that they expire only after the importing
+// process stopped, whatever the pace of its reader. The marker comes first
+// in each refresh, as in each pipeline: it never outlives the staged data.
+func (im *importer) keepAlive(ctx context.Context) (stop func()) {
+	tick, stopTick := im.db.ticker()
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		defer stopTick()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-tick:
+			}
+			p := im.db.rdb.Pipeline()
+			for _, k := range []string{im.marker, im.ranges, im.records, im.tomb} {
+				p.PExpire(ctx, k, stagingTTL)
+			}
+			_, _ = p.Exec(ctx) // best effort: the commit checks the marker
+			if im.db.kept != nil {
+				im.db.kept()
+			}
+		}
+	}()
+	return func() { close(done); <-exited }
 }
 
 // ImportRanges replaces the data set with the ranges of r, a CSV file of
@@ -101,14 +144,17 @@ func (db *DB) newImporter(opts []ImportOption) (*importer, error) {
 // until the last batch is in, and then see the new one at once. An error
 // or a cancelled ctx deletes the staged data and leaves the previous one in
 // place. A [DB.Drop] that deletes staged data of the import makes it fail
-// with [ErrDropped], leaving nothing.
+// with [ErrDropped], staged data that expired (the import stalled for more
+// than 10 minutes between two keep-alives) with [ErrExpired]; both leave
+// nothing.
 func (db *DB) ImportRanges(ctx context.Context, r io.Reader, opts ...ImportOption) (Progress, error) {
 	im, err := db.newImporter(opts)
 	if err != nil {
 		return Progress{}, fmt.Errorf("geoip: import: %w", err)
 	}
+	stop := im.keepAlive(ctx)
 	err = im.ranges3(ctx, r)
-	return im.finish(ctx, err)
+	return im.finish(ctx, err, stop)
 }
 
 // ImportGeoLiteCity replaces the data set with the GeoLite City legacy
@@ -124,12 +170,13 @@ func (db *DB) ImportGeoLiteCity(ctx context.Context, blocks, locations io.Reader
 	if err != nil {
 		return Progress{}, fmt.Errorf("geoip: import: %w", err)
 	}
+	stop := im.keepAlive(ctx)
 	err = im.locations(ctx, locations)
 	if err == nil {
 		im.p.Lines = 0
 		err = im.blocks(ctx, blocks)
 	}
-	return im.finish(ctx, err)
+	return im.finish(ctx, err, stop)
 }
 
 func newCSV(r io.Reader) *csv.Reader {
@@ -147,10 +194,10 @@ func (im *importer) rows(ctx context.Context, r io.Reader, what string, fn func(
 		if err == io.EOF {
 			return nil
 		}
-		line, _ := c.FieldPos(0)
-		if err != nil {
+		if err != nil { // a *csv.ParseError names its line; FieldPos is for rows read
 			return fmt.Errorf("%s: %w", what, err)
 		}
+		line, _ := c.FieldPos(0)
 		im.p.Lines++
 		if err := fn(line, row); err != nil {
 			return fmt.Errorf("%s: line %d: %w", what, line, err)
@@ -332,14 +379,24 @@ func (im *importer) wait() error {
 func (im *importer) queue(ctx context.Context, args []any) {
 	if im.pipe == nil {
 		im.pipe = im.db.rdb.Pipeline()
+		// The marker leads each pipeline: created by the first one (NX: a
+		// re-send does not recreate it), only refreshed by the others, so
+		// its TTL ends no later than the staged keys' and staged data that
+		// expired and came back leaves it gone.
+		if !im.started {
+			im.started = true
+			im.pipe.SetNX(ctx, im.marker, 1, stagingTTL)
+		} else {
+			im.pipe.PExpire(ctx, im.marker, stagingTTL)
+		}
 	}
 	im.pipe.Do(ctx, args...)
 	im.pending++
 }
 
 // finish sends what is left and commits, or, after an error, deletes the
-// staged data (best effort: it expires anyway).
-func (im *importer) finish(ctx context.Context, err error) (Progress, error) {
+// staged data (best effort: it expires anyway). stop ends the keep-alive.
+func (im *importer) finish(ctx context.Context, err error, stop func()) (Progress, error) {
 	if err == nil {
 		err = im.maybeFlush(ctx, true)
 	}
@@ -347,23 +404,30 @@ func (im *importer) finish(ctx context.Context, err error) (Progress, error) {
 	if werr := im.wait(); err == nil {
 		err = werr
 	}
+	// No refresh after this: the commit persists the records key.
+	stop()
 	if err == nil && im.p.Ranges == 0 {
 		err = errors.New("no ranges")
 	}
 	if err == nil {
-		_, err = commitScript.Run(ctx, im.db.rdb, []string{im.db.rangesKey(), im.ranges, im.db.versionKey(), im.tomb},
+		_, err = commitScript.Run(ctx, im.db.rdb, []string{im.db.rangesKey(), im.ranges, im.db.versionKey(), im.tomb, im.marker},
 			im.db.recordsPrefix(), im.version)
 		err = script.Unknown(err)
 		var rerr redis.Error
-		if errors.As(err, &rerr) && strings.HasPrefix(rerr.Error(), "DROPPED ") {
-			err = ErrDropped
+		if errors.As(err, &rerr) {
+			switch {
+			case strings.HasPrefix(rerr.Error(), "DROPPED "):
+				err = ErrDropped
+			case strings.HasPrefix(rerr.Error(), "EXPIRED "):
+				err = ErrExpired
+			}
 		}
 	}
 	if err != nil {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		if !errors.Is(err, ria.ErrOutcomeUnknown) {
-			_ = im.db.rdb.Del(cctx, im.ranges, im.records, im.tomb).Err()
+			_ = im.db.rdb.Del(cctx, im.ranges, im.records, im.tomb, im.marker).Err()
 		}
 		return im.p, fmt.Errorf("geoip: import: %w", err)
 	}

@@ -48,7 +48,8 @@
 // pipeline's replies are read with ReadTimeout, a lone WAIT with its own
 // timeout). WithFsync adds one round trip once per Waiter (the WAITAOF
 // probe) and, on old servers, the book's check: one pipelined round trip
-// per replica per millisecond until it passes.
+// per replica client per millisecond, all clients polled side by side,
+// until that client passes or enough have.
 //
 // # Lost replies
 //

@@ -151,7 +151,8 @@ type Ack struct {
 // connection), or two when the timeout does not fit in the client's
 // ReadTimeout (a pipeline is read with ReadTimeout; a lone WAIT with its
 // own timeout). The book's check for older servers (see [WithFsync]) polls
-// each replica every millisecond until the timeout.
+// every replica client side by side, each every millisecond, until the
+// asked number passed or the timeout.
 //
 // Too few acknowledgements give an error wrapping [ErrTimeout] together
 // with what was seen.
@@ -316,37 +317,60 @@ func (w *Waiter) waitAOFs(ctx context.Context, node *redis.Client, marker string
 	return ack, nil
 }
 
-// bookCheck is the book's wait_for_sync on servers without WAITAOF: each
-// replica client is polled until its link is up, it holds marker and its
-// AOF has no fsync pending, until the timeout.
+// bookCheck is the book's wait_for_sync on servers without WAITAOF: every
+// replica client is polled, each on its own, until its link is up, it
+// holds marker and its AOF has no fsync pending; it succeeds as soon as
+// the asked number passed, or fails at the timeout.
 func (w *Waiter) bookCheck(ctx context.Context, marker string, ack Ack) (Ack, error) {
 	ctx, cancel := context.WithTimeout(ctx, w.o.timeout)
 	defer cancel()
+	results := make(chan error, len(w.o.checks)) // nil: that replica passed
+	for _, r := range w.o.checks {
+		go func() { results <- pollSynced(ctx, r, marker) }()
+	}
+	var last error
+	for range w.o.checks {
+		err := <-results
+		if err == nil {
+			ack.ReplicasFsynced++
+		} else if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+			last = err
+		}
+		if ack.ReplicasFsynced == w.o.replicas {
+			cancel() // the others stop at once
+		}
+	}
+	if ack.ReplicasFsynced >= w.o.replicas {
+		return ack, nil
+	}
+	err := fmt.Errorf("replica: wait: %d of %d replicas fsynced within %v: %w", ack.ReplicasFsynced, w.o.replicas, w.o.timeout, ErrTimeout)
+	return ack, errors.Join(err, last)
+}
+
+// pollSynced runs the book's checks on r every millisecond (the book's
+// pace) until they pass (nil) or ctx ends (the last error of a check made
+// before, or ctx's).
+func pollSynced(ctx context.Context, r *redis.Client, marker string) error {
 	tick := time.NewTicker(time.Millisecond)
 	defer tick.Stop()
 	var last error
-	for _, r := range w.o.checks {
-		for {
-			ok, err := synced(ctx, r, marker)
-			if ok {
-				ack.ReplicasFsynced++
-				break
-			}
-			if err != nil {
-				last = err
-			}
-			select {
-			case <-ctx.Done():
-				err := fmt.Errorf("replica: wait: %d of %d replicas fsynced within %v: %w", ack.ReplicasFsynced, w.o.replicas, w.o.timeout, ErrTimeout)
-				return ack, errors.Join(err, last)
-			case <-tick.C: // the book polls every millisecond
-			}
+	for {
+		ok, err := synced(ctx, r, marker)
+		if ok {
+			return nil
 		}
-		if ack.ReplicasFsynced >= w.o.replicas {
-			break
+		if err != nil && ctx.Err() == nil {
+			last = err
+		}
+		select {
+		case <-ctx.Done():
+			if last != nil {
+				return last
+			}
+			return ctx.Err()
+		case <-tick.C:
 		}
 	}
-	return ack, nil
 }
 
 // synced runs the book's three checks on one replica.

@@ -203,3 +203,34 @@ func TestWait_lostReply(t *testing.T) {
 		assert.Zero(t, disagreements)
 	})
 }
+
+// The book's fsync check polls every replica client, not one after the
+// other: a replica client that is down does not keep the check from
+// counting a good one listed after it, and Wait returns as soon as enough
+// passed.
+func TestWait_fsyncBookCheckDownClientFirst(t *testing.T) {
+	ctx := context.Background()
+	primary, _, _, rc := replicated(t, "--appendonly", "yes")
+	dead := redistest.StartServer(t)
+	dead.Kill()
+	down := redis.NewClient(&redis.Options{Addr: dead.Addr(), MaxRetries: -1})
+	t.Cleanup(func() { _ = down.Close() })
+
+	w, err := replica.New(primary, replica.WithReplicas(1), replica.WithFsync(down, rc), replica.WithTimeout(10*time.Second))
+	require.NoError(t, err)
+	replica.UseBookCheck(w)
+	require.NoError(t, primary.Set(ctx, "durable", "yes", 0).Err())
+	ack, err := w.Wait(ctx, "")
+	require.NoError(t, err)
+	assert.Equal(t, 1, ack.Replicas)
+	assert.Equal(t, 1, ack.ReplicasFsynced)
+
+	// Only the down one: the timeout, with the count.
+	w, err = replica.New(primary, replica.WithFsync(down), replica.WithTimeout(50*time.Millisecond))
+	require.NoError(t, err)
+	replica.UseBookCheck(w)
+	ack, err = w.Wait(ctx, "")
+	require.ErrorIs(t, err, replica.ErrTimeout)
+	assert.Contains(t, err.Error(), "0 of 1 replicas fsynced")
+	assert.Equal(t, 0, ack.ReplicasFsynced)
+}
