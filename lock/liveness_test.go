@@ -234,14 +234,11 @@ func TestLock_liveness_takenFreeLeavesQueue(t *testing.T) {
 		locker := newLocker(b)
 		_, err := locker.TryAcquire(ctx, "job", time.Minute)
 		require.NoError(t, err)
-		w := locker.NewLockForTest("job", time.Minute)
-		ok, err := w.AttemptForTest(ctx, 20*time.Second)
-		require.NoError(t, err)
-		require.False(t, ok)
+		w := queueWaiter(t, locker, "job", 20*time.Second)
 		require.True(t, b.Client.HExists(ctx, keyOf(b, "job", "waiters"), w.Token()).Val(), "queued")
 
 		expireNow(t, b, ownerKey(b, "job")) // the holder's TTL ends
-		ok, err = w.AttemptForTest(ctx, 20*time.Second)
+		ok, err := w.AttemptForTest(ctx, 20*time.Second)
 		require.NoError(t, err)
 		require.True(t, ok, "free: taken")
 		assert.False(t, b.Client.HExists(ctx, keyOf(b, "job", "waiters"), w.Token()).Val(), "its place is gone")
@@ -301,10 +298,7 @@ func TestLock_liveness_plainWake(t *testing.T) {
 					// the holder releases: the lock goes to the other
 					// waiter, and the late one is woken.
 					require.NoError(t, b.Client.HSet(context.Background(), keyOf(b, "job", "waiters"), w.Token(), "1 60000").Err())
-					next = holderLk.NewLockForTest("job", ttl)
-					ok, err := next.AttemptForTest(context.Background(), 30*time.Second)
-					require.NoError(t, err)
-					require.False(t, ok)
+					next = queueWaiter(t, holderLk, "job", 30*time.Second)
 					if err := holder.Release(context.Background()); err != nil {
 						t.Errorf("release: %v", err)
 					}

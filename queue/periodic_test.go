@@ -132,17 +132,23 @@ func TestScheduler_Run(t *testing.T) {
 	})
 }
 
+// miniAt returns a group on miniredis whose clock the test sets (a real
+// server's cannot be), at 2026-01-01 12:34:30 UTC.
+func miniAt(t *testing.T) (*redistest.Backend, *queue.Group, time.Time) {
+	b := redistest.New(t, redistest.Mini)
+	now := time.Date(2026, 1, 1, 12, 34, 30, 0, time.UTC)
+	b.Mini.SetTime(now)
+	return b, newGroup(t, b, b.Client), now
+}
+
 // The mark of a schedule is its last period's start time, so a longer
 // Every takes effect at the next period that starts after the last one
 // enqueued, and a shorter one at once: a mark kept as a period number of
 // another Every (29 million minutes against 20 thousand days) stopped the
 // schedule for decades.
 func TestScheduler_Tick_everyChanged(t *testing.T) {
-	b := redistest.New(t, redistest.Mini)
+	b, g, now := miniAt(t)
 	ctx := t.Context()
-	g := newGroup(t, b, b.Client)
-	now := time.Date(2026, 1, 1, 12, 34, 30, 0, time.UTC)
-	b.Mini.SetTime(now)
 	sched := func(every time.Duration) *queue.Scheduler {
 		s, err := g.Scheduler(discard, queue.Periodic{Name: "digest", Every: every, Queue: "default", Task: "t"})
 		require.NoError(t, err)
@@ -172,11 +178,8 @@ func TestScheduler_Tick_everyChanged(t *testing.T) {
 // A mark written by an older version (the number of the last period
 // enqueued) still counts for that period, and an older one does not.
 func TestScheduler_Tick_oldMark(t *testing.T) {
-	b := redistest.New(t, redistest.Mini)
+	b, g, now := miniAt(t)
 	ctx := t.Context()
-	g := newGroup(t, b, b.Client)
-	now := time.Date(2026, 1, 1, 12, 34, 30, 0, time.UTC)
-	b.Mini.SetTime(now)
 	p := now.Unix() / 3600
 	require.NoError(t, b.Client.HSet(ctx, key(b, "periodic"), "hourly", p).Err())
 	s, err := g.Scheduler(discard, queue.Periodic{Name: "hourly", Every: time.Hour, Queue: "default", Task: "t"})
@@ -197,11 +200,8 @@ func TestScheduler_Tick_oldMark(t *testing.T) {
 // was lost), does not report it as its own, nor push its ID twice; the
 // same for a cron time.
 func TestScheduler_Tick_taskThereUnmarked(t *testing.T) {
-	b := redistest.New(t, redistest.Mini)
+	b, g, now := miniAt(t)
 	ctx := t.Context()
-	g := newGroup(t, b, b.Client)
-	now := time.Date(2026, 1, 1, 12, 34, 30, 0, time.UTC)
-	b.Mini.SetTime(now)
 	hourly := fmt.Sprintf("h@%d", now.Unix()/3600)
 	cron := fmt.Sprintf("c@%d", now.Truncate(time.Hour).Unix())
 	for _, id := range []string{hourly, cron} {
