@@ -286,8 +286,10 @@ func assertRWClean(t *testing.T, b *redistest.Backend, name string) {
 }
 
 // The invariant under load: goroutines on several clients mix readers and
-// writers on one lock; a writer is never inside with anyone, readers are
-// inside together, and fences only grow across writers.
+// writers on one lock; a writer is never inside with anyone, and fences
+// only grow across writers. That readers are inside together is shown
+// without depending on scheduling by TestRW_readersBatched; here how many
+// were at once is only logged.
 func TestRW_contention(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		const (
@@ -369,7 +371,6 @@ func TestRW_contention(t *testing.T) {
 		}
 		assert.Zero(t, violations.Load(), "a writer inside with someone")
 		assert.Zero(t, fenceErrs.Load(), "fences out of order")
-		assert.Greater(t, maxReaders.Load(), int64(1), "readers overlap")
 		t.Logf("%d reads, %d writes by %d goroutines over %d clients; up to %d readers at once",
 			reads.Load(), writes.Load(), goroutines, clients, maxReaders.Load())
 		assertRWClean(t, b, "hot")
