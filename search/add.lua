@@ -27,8 +27,8 @@ local ids, stats, dpre, ppre, zpre, dnums = KEYS[1], KEYS[2], KEYS[3], KEYS[4], 
 
 local bad = check_types({ids, 'hash', 'search document IDs', stats, 'hash', 'search index stats',
   dnums, 'hash', 'search document numbers'})
-  or check_hint(stats, 'seq', 'search index stats') or check_hint(stats, 'docs', 'search index stats')
-  or check_hint(stats, 'len', 'search index stats')
+  or check_len(stats, 'seq', 'search index stats') or check_len(stats, 'docs', 'search index stats')
+  or check_len(stats, 'len', 'search index stats')
 if bad then return bad end
 
 local seq = tonumber(redis.call('HGET', stats, 'seq') or '0')
@@ -60,15 +60,13 @@ for _, doc in ipairs(docs) do
   local num = redis.call('HGET', ids, doc.ext)
   local old = {}
   if num then
-    if not string.match(num, '^%d+$') then
-      return key_error('CORRUPT', ids, 'search document IDs', string.format('%q', string.sub(num, 1, 40)), 'a document number')
-    end
+    if not is_docnum(num) then return bad_docnum(ids, 'search document IDs', num) end
     local dk = dpre .. num
     local h = redis.pcall('HGETALL', dk)
     if h.err then return key_error('WRONGTYPE', dk, 'search document', 'a ' .. redis.call('TYPE', dk).ok, 'a hash') end
     local fields = {}
     for i = 1, #h, 2 do fields[h[i]] = h[i + 1] end
-    if fields['#id'] ~= doc.ext or not string.match(fields['#n'] or '', '^%d+$') then
+    if fields['#id'] ~= doc.ext or not is_len(fields['#n'] or '') then
       return key_error('CORRUPT', dk, 'search document', string.format('%q', string.sub(fields['#id'] or 'missing', 1, 40)),
         'the document ' .. string.format('%q', doc.ext) .. ' with its length')
     end
@@ -146,6 +144,25 @@ for name in pairs(zkeys) do
 end
 bad = check_types(spec)
 if bad then return bad end
+-- The SETs that become bitmaps (a SET's size is its size before the
+-- batch, plus what the batch adds, less what it removes): their members
+-- are read now, each a document number (SETBIT's offset) or the batch
+-- fails here, before its first write.
+local most = math.max(threshold, math.floor(nextnum / 256))
+local convert = {}
+for tok, nums in pairs(add) do
+  if ptype[tok] ~= 'string' and string.sub(tok, 1, 2) == 't:'
+      and pcard[tok] + #nums - (rem[tok] and #rem[tok] or 0) > most then
+    local all = {}
+    if ptype[tok] == 'set' then
+      all = redis.call('SMEMBERS', pkey[tok])
+      for _, n in ipairs(all) do
+        if not is_docnum(n) then return bad_docnum(pkey[tok], 'search posting', n) end
+      end
+    end
+    convert[tok] = all
+  end
+end
 
 -- Write.
 if nextnum > seq then redis.call('HSET', stats, 'seq', nextnum) end
@@ -175,20 +192,23 @@ for tok, nums in pairs(rem) do
     call_chunked('SREM', key, nums)
   end
 end
--- Adds; frequent terms' SETs become bitmaps (a SET's size is its size
--- before the batch, plus what the batch added, less what it removed).
-local most = math.max(threshold, math.floor(nextnum / 256))
+-- Adds; frequent terms' SETs become bitmaps (convert: their members
+-- before the batch).
 for tok, nums in pairs(add) do
   local key = pkey[tok]
   if ptype[tok] == 'string' then
     local err = set_bits(key, nums, 1)
     if err then return err end
-  elseif pcard[tok] + #nums - (rem[tok] and #rem[tok] or 0) > most and string.sub(tok, 1, 2) == 't:' then
-    local all = redis.call('SMEMBERS', key)
+  elseif convert[tok] then
+    local gone = {}
+    for _, n in ipairs(rem[tok] or {}) do gone[n] = true end
+    local all = {}
     local top = 0
-    for q, n in ipairs(all) do
-      all[q] = tonumber(n)
-      if all[q] > top then top = all[q] end
+    for _, n in ipairs(convert[tok]) do
+      if not gone[n] then
+        all[#all + 1] = tonumber(n)
+        if all[#all] > top then top = all[#all] end
+      end
     end
     for _, n in ipairs(nums) do
       all[#all + 1] = tonumber(n)

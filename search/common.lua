@@ -8,6 +8,38 @@
 
 local CHUNK = 1000 -- values per command (Lua's unpack has a limit)
 
+-- is_docnum: v is a document number as the scripts write one and as
+-- SETBIT and BITFIELD read an offset: canonical decimal digits (no sign,
+-- space, exponent or leading zero), below 2^32. Lua's tonumber takes
+-- more (' 7', '1e3', '0x10', 'nan'), and a loose number set the wrong bit
+-- or was refused by SETBIT after the script's first write.
+local function is_docnum(v)
+  if v == '0' then return true end
+  if not string.match(v, '^[1-9]%d*$') then return false end
+  return #v < 10 or #v == 10 and v <= '4294967295'
+end
+
+-- is_len: v is a count that is never negative (a document's length, the
+-- stats' docs, len and seq): is_count (check.lua) without a '-'.
+local function is_len(v)
+  return is_count(v) and string.sub(v, 1, 1) ~= '-'
+end
+
+-- check_len: like check_hint, field of the hash key is missing or holds
+-- a count that is never negative.
+local function check_len(key, field, role)
+  local v = redis.call('HGET', key, field)
+  if v and not is_len(v) then
+    return key_error('CORRUPT', key, role .. ' field ' .. field, string.format('%q', string.sub(v, 1, 40)),
+      'a non-negative integer within 2^53')
+  end
+end
+
+-- bad_docnum: the CORRUPT error of a document number v read from key.
+local function bad_docnum(key, role, v)
+  return key_error('CORRUPT', key, role, string.format('%q', string.sub(v, 1, 40)), 'a document number below 2^32')
+end
+
 -- posting_type: 'none', 'set' or 'string' (a bitmap), or nil and an error
 -- reply when key holds another type.
 local function posting_type(key)

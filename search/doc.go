@@ -140,7 +140,12 @@
 // [ByRelevance] search (index stats, postings): a key someone else wrote
 // with another type is a *ria.KeyError (ria.ErrWrongType) naming the key
 // and its role ("search posting", ...), and nothing is changed. A malformed document number or
-// document hash is a *ria.KeyError matching ria.ErrCorrupt.
+// document hash is a *ria.KeyError matching ria.ErrCorrupt, and so, before
+// any write, is a number the scripts read that is not one they write: a
+// document number (in the IDs hash or a SET posting) that is not
+// canonical decimal below 2^32, a document length or stats counter (seq,
+// docs, len) that is not a non-negative integer within 2^53, a cached
+// result's total that is not one either.
 //
 // # Round trips
 //

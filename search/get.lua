@@ -17,14 +17,12 @@ if bad then return bad end
 
 local num = redis.call('HGET', ids, ext)
 if not num then return false end
-if not string.match(num, '^%d+$') then
-  return key_error('CORRUPT', ids, 'search document IDs', string.format('%q', string.sub(num, 1, 40)), 'a document number')
-end
+if not is_docnum(num) then return bad_docnum(ids, 'search document IDs', num) end
 local dk = dpre .. num
 bad = check_types({dk, 'hash', 'search document'})
 if bad then return bad end
 local v = redis.call('HMGET', dk, '#id', '#n', unpack(ARGV, 2))
-if v[1] ~= ext or not string.match(v[2] or '', '^%d+$') then
+if v[1] ~= ext or not is_len(v[2] or '') then
   return key_error('CORRUPT', dk, 'search document', string.format('%q', string.sub(v[1] or 'missing', 1, 40)),
     'the document ' .. string.format('%q', ext) .. ' with its length')
 end

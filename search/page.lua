@@ -16,7 +16,7 @@ if bad then return bad end
 local head = redis.call('LRANGE', lkey, 0, 1)
 if #head == 0 then return {-1} end
 local total = head[1]
-if not string.match(total, '^%d+$') or #head < 2 then
+if not is_len(total) or #head < 2 then
   return key_error('CORRUPT', lkey, 'search cached result', string.format('%q', string.sub(total, 1, 40)), 'a count')
 end
 local ttl, offset, count = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])

@@ -11,7 +11,7 @@
 local ids, stats, dpre, ppre, zpre, dnums = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local bad = check_types({ids, 'hash', 'search document IDs', stats, 'hash', 'search index stats',
   dnums, 'hash', 'search document numbers'})
-  or check_hint(stats, 'docs', 'search index stats') or check_hint(stats, 'len', 'search index stats')
+  or check_len(stats, 'docs', 'search index stats') or check_len(stats, 'len', 'search index stats')
 if bad then return bad end
 
 local n = tonumber(ARGV[1])
@@ -22,15 +22,13 @@ for i = 1, n do
   local ext = ARGV[a]; a = a + 1
   local num = redis.call('HGET', ids, ext)
   if num then
-    if not string.match(num, '^%d+$') then
-      return key_error('CORRUPT', ids, 'search document IDs', string.format('%q', string.sub(num, 1, 40)), 'a document number')
-    end
+    if not is_docnum(num) then return bad_docnum(ids, 'search document IDs', num) end
     local dk = dpre .. num
     local h = redis.pcall('HGETALL', dk)
     if h.err then return key_error('WRONGTYPE', dk, 'search document', 'a ' .. redis.call('TYPE', dk).ok, 'a hash') end
     local fields = {}
     for j = 1, #h, 2 do fields[h[j]] = h[j + 1] end
-    if fields['#id'] ~= ext or not string.match(fields['#n'] or '', '^%d+$') then
+    if fields['#id'] ~= ext or not is_len(fields['#n'] or '') then
       return key_error('CORRUPT', dk, 'search document', string.format('%q', string.sub(fields['#id'] or 'missing', 1, 40)),
         'the document ' .. string.format('%q', ext) .. ' with its length')
     end

@@ -99,8 +99,10 @@ if mode == 'rel' then
     N, total = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
     for i, t in ipairs(rel) do t.df = tonumber(ARGV[a + 2 + i]) end
   else
+    bad = check_len(stats, 'docs', 'search index stats') or check_len(stats, 'len', 'search index stats')
+    if bad then return bad end
     local v = redis.call('HMGET', stats, 'docs', 'len')
-    N, total = tonumber(v[1] or '0') or 0, tonumber(v[2] or '0') or 0
+    N, total = tonumber(v[1] or '0'), tonumber(v[2] or '0')
     for _, t in ipairs(rel) do
       local key = ppre .. t.tok
       if not ptype[key] then
@@ -227,9 +229,7 @@ local function fail(err)
   for _, key in ipairs(postings) do
     if ptype[key] == 'set' then
       for _, m in ipairs(redis.call('SMEMBERS', key)) do
-        if not string.match(m, '^%d+$') then
-          return key_error('CORRUPT', key, 'search posting', string.format('%q', string.sub(m, 1, 40)), 'document numbers')
-        end
+        if not is_docnum(m) then return bad_docnum(key, 'search posting', m) end
       end
     end
   end

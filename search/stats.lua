@@ -2,7 +2,7 @@
 -- KEYS[1] stats HASH (docs, len)   KEYS[2..] postings
 -- returns {docs, len, the documents of each posting}
 local bad = check_types({KEYS[1], 'hash', 'search index stats'})
-  or check_hint(KEYS[1], 'docs', 'search index stats') or check_hint(KEYS[1], 'len', 'search index stats')
+  or check_len(KEYS[1], 'docs', 'search index stats') or check_len(KEYS[1], 'len', 'search index stats')
 if bad then return bad end
 local types = {}
 for i = 2, #KEYS do
