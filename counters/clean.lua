@@ -26,16 +26,26 @@ local del, wset, more, hkeys = {}, {}, 0, nil
 local cut = {} -- step -> cutoff, for the fields read with HKEYS
 for f, keep in pairs(fields) do
   if string.match(f, '^%d+$') then
+    -- A step (update.lua's field names: positive, no leading zero), its
+    -- samples kept, and a watermark that is a slice start of the step:
+    -- a step of 0 would loop for ever below, a watermark between slices
+    -- would delete no sample and pass them all.
     local step = tonumber(f)
-    if not string.match(keep, '^%d+$') or tonumber(keep) < 1 then
+    if not is_count(f) or step < 1 then
+      return key_error('CORRUPT', KEYS[1], 'counters known field ' .. f, string.format('%q', string.sub(f, 1, 40)), 'a step: a positive integer')
+    end
+    if not is_count(keep) or tonumber(keep) < 1 then
       return key_error('CORRUPT', KEYS[1], 'counters known field ' .. f, string.format('%q', string.sub(keep, 1, 40)), 'a positive integer')
     end
     local w = fields['w' .. f]
-    if w and not string.match(w, '^%-?%d+$') then
-      return key_error('CORRUPT', KEYS[1], 'counters known field w' .. f, string.format('%q', string.sub(w, 1, 40)), 'an integer')
+    if w and not (is_count(w) and tonumber(w) % step == 0) then
+      return key_error('CORRUPT', KEYS[1], 'counters known field w' .. f, string.format('%q', string.sub(w, 1, 40)), 'a multiple of ' .. f .. ' within ±2^53')
     end
     w = tonumber(w)
     local cutoff = math.floor(now / step) * step - (tonumber(keep) - 1) * step
+    if cutoff < -9007199254740992 then
+      return key_error('CORRUPT', KEYS[1], 'counters known field ' .. f, string.format('%q', string.sub(keep, 1, 40)), 'samples kept that end within ±2^53 s')
+    end
     if w and cutoff <= w then
       -- nothing new to delete
     elseif len == 0 then

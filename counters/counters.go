@@ -331,15 +331,26 @@ func (c *Counters) Get(ctx context.Context, name string, step time.Duration) ([]
 		if !ok {
 			continue
 		}
-		start, err1 := strconv.ParseInt(slice, 10, 64)
-		n, err2 := strconv.ParseInt(v, 10, 64)
-		if err1 != nil || err2 != nil {
+		start, ok1 := parseCount(slice)
+		n, ok2 := parseCount(v)
+		if !ok1 || !ok2 {
 			return nil, corrupt("counters samples", key, f+"="+v, "<step>:<slice>=<count>")
 		}
 		out = append(out, Sample{Start: time.Unix(start, 0), Count: n})
 	}
 	slices.SortFunc(out, func(a, b Sample) int { return a.Start.Compare(b.Start) })
 	return out, nil
+}
+
+// parseCount parses v as the scripts write a count or a slice start and
+// as update.lua reads one (check.lua's is_count): canonical decimal
+// within ±2^53, so that Get reports as corrupt what an update refuses.
+func parseCount(v string) (int64, bool) {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || strconv.FormatInt(n, 10) != v || n > 1<<53 || n < -(1<<53) {
+		return 0, false
+	}
+	return n, true
 }
 
 // Delete deletes counter name: its samples at every precision and its

@@ -31,14 +31,27 @@ end
 local hour = t - t % 3600
 local v = tonumber(ARGV[1])
 
+-- read reads the statistics of key as this script writes them: hour a
+-- multiple of 3600 and count a positive integer (a count of 0 or less
+-- would make the mean NaN, which ZADD refuses after the HSET), within
+-- ±2^53; the others finite numbers in decimal (not what Lua's tonumber
+-- also takes: ' 1', '0x10', 'inf', 'nan').
 local function read(key, role)
   local h, flat = {}, redis.call('hgetall', key)
   for i = 1, #flat, 2 do
-    local x = tonumber(flat[i + 1])
-    if not x or x ~= x then
-      return nil, key_error('CORRUPT', key, role .. ' field ' .. flat[i], string.format('%q', string.sub(flat[i + 1], 1, 40)), 'a number')
+    local f, v = flat[i], flat[i + 1]
+    local x, want = tonumber(v), nil
+    if f == 'hour' then
+      if not is_count(v) or x % 3600 ~= 0 then want = 'a multiple of 3600 within ±2^53' end
+    elseif f == 'count' then
+      if not is_count(v) or x < 1 then want = 'a positive integer within 2^53' end
+    elseif not x or x ~= x or x == math.huge or x == -math.huge or not string.match(v, '^%-?%d[%d%.eE%+%-]*$') then
+      want = 'a finite number'
     end
-    h[flat[i]] = x
+    if want then
+      return nil, key_error('CORRUPT', key, role .. ' field ' .. f, string.format('%q', string.sub(v, 1, 40)), want)
+    end
+    h[f] = x
   end
   return h
 end
@@ -91,6 +104,8 @@ local out = {string.format('%d', hour), string.format('%d', count), num(sum), nu
 redis.call('hset', key, 'hour', out[1], 'count', out[2], 'sum', out[3], 'min', out[4], 'max', out[5], 'sumsq', out[6])
 if keep then
   redis.call('zadd', KEYS[3], num(sum / count), ARGV[4])
-  redis.call('zremrangebyrank', KEYS[3], 0, -keep - 1)
+  -- No ZSET holds 2^53 members; a larger keep would reach Redis as a
+  -- float ('-9.2e+18'), refused after the writes above.
+  redis.call('zremrangebyrank', KEYS[3], 0, math.max(-keep - 1, -9007199254740992))
 end
 return out

@@ -49,8 +49,10 @@ if ARGV[2] ~= '' or cfg ~= ARGV[4] then
   for i = 1, np do
     local step, keep = tonumber(ARGV[4 + i]), tonumber(ARGV[4 + np + i])
     local w = meta[2 * i]
-    if w and not string.match(w, '^%-?%d+$') then
-      return key_error('CORRUPT', KEYS[1], 'counters known field ' .. mf[2 * i], string.format('%q', string.sub(w, 1, 40)), 'an integer')
+    -- Every watermark written is a slice start of its step (clean.lua
+    -- deletes slice by slice from it): anything else is refused here too.
+    if w and not (is_count(w) and tonumber(w) % step == 0) then
+      return key_error('CORRUPT', KEYS[1], 'counters known field ' .. mf[2 * i], string.format('%q', string.sub(w, 1, 40)), 'a multiple of ' .. ARGV[4 + i] .. ' within ±2^53')
     end
     local from = now - now % step - (keep - 1) * step
     if not w then
@@ -77,10 +79,12 @@ if n ~= 0 then
     if sf[i] then
       local v, x = cur[i], 0
       if v then
-        x = tonumber(v)
-        if not x or x % 1 ~= 0 then
-          return key_error('CORRUPT', KEYS[2], 'counters samples field ' .. sf[i], string.format('%q', string.sub(v, 1, 40)), 'an integer')
+        -- A count as this script writes it (and Get reads it): not what
+        -- Lua's tonumber also takes (' 12', '0x10', '1e3', '+5').
+        if not is_count(v) then
+          return key_error('CORRUPT', KEYS[2], 'counters samples field ' .. sf[i], string.format('%q', string.sub(v, 1, 40)), 'an integer within ±2^53')
         end
+        x = tonumber(v)
       end
       local sum = x + n
       if sum > 9007199254740991 or sum < -9007199254740991 then

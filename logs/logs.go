@@ -20,10 +20,10 @@ import (
 
 var (
 	// ErrInvalid is wrapped by every error about a bad argument: an empty
-	// or malformed name or severity, no entries, a message too long
-	// (nothing reached Redis), or an entry of [Logs.LogCommon] more than
-	// [MaxAhead] after the server's time (refused by the write's script
-	// before it wrote anything).
+	// or malformed name or severity, no entries, a message too long, a
+	// time out of the range of [Entry.Time] (nothing reached Redis), or an
+	// entry of [Logs.LogCommon] more than [MaxAhead] after the server's
+	// time (refused by the write's script before it wrote anything).
 	ErrInvalid = errors.New("logs: invalid argument")
 	// ErrTooOld is returned by [Logs.LogCommon] for an entry whose time
 	// falls before the previous hour of its common log. Nothing was
@@ -136,6 +136,8 @@ type Entry struct {
 	Common string
 	// Time is when it happened; zero: the Redis server's time when it is
 	// written. It decides the hour of the common log it is counted in.
+	// It must be within ±2^53 µs of the Unix epoch (about the years 1685
+	// to 2255), which the write stores exactly.
 	Time time.Time
 }
 
@@ -143,8 +145,8 @@ type Entry struct {
 // log_recent): each severity's log keeps its newest messages ([WithRecent]:
 // 100) with their times. One round trip and one atomic step for all
 // entries (at most [MaxEntries]). It returns an error wrapping
-// [ErrInvalid] for a bad name, severity, message or count of entries, a
-// *ria.KeyError if a key holds something else, and an error wrapping
+// [ErrInvalid] for a bad name, severity, message, time or count of
+// entries, a *ria.KeyError if a key holds something else, and an error wrapping
 // ria.ErrOutcomeUnknown if no reply came back (a re-send by go-redis
 // writes the entries once).
 func (l *Logs) LogRecent(ctx context.Context, name string, entries ...Entry) error {
@@ -208,6 +210,14 @@ func ahead(err error) error {
 		e, format(at), MaxAhead, format(now), ErrInvalid)
 }
 
+// The times an entry may have: Unix µs within ±2^53, which the write
+// script's numbers hold exactly (about the years 1685 to 2255). Beyond,
+// the time would be stored rounded, or, past int64 µs, wrapped around.
+var (
+	minTime = time.UnixMicro(-1 << 53)
+	maxTime = time.UnixMicro(1 << 53)
+)
+
 // call checks a write and returns the write script's keys and arguments
 // (without the record).
 func (l *Logs) call(op, name string, entries []Entry, common bool) ([]string, []any, error) {
@@ -224,6 +234,10 @@ func (l *Logs) call(op, name string, entries []Entry, common bool) ([]string, []
 		}
 		if len(e.Message) > MaxMessage || len(e.Common) > MaxMessage {
 			return nil, nil, invalid(op, "log %q: entry %d: message of %d bytes: at most %d", name, i, max(len(e.Message), len(e.Common)), MaxMessage)
+		}
+		if !e.Time.IsZero() && (e.Time.Before(minTime) || e.Time.After(maxTime)) {
+			return nil, nil, invalid(op, "log %q: entry %d: time %s: must be between %s and %s", name, i,
+				e.Time.UTC().Format(time.RFC3339Nano), minTime.UTC().Format(time.RFC3339Nano), maxTime.UTC().Format(time.RFC3339Nano))
 		}
 		if !slices.Contains(sevs, e.Severity) {
 			sevs = append(sevs, e.Severity)

@@ -45,7 +45,13 @@ if common then
   for j = 1, ns do
     bad = check_hint(KEYS[1], ARGV[5 + j], 'logs hours')
     if bad then return bad end
-    hours[j] = tonumber(redis.call('hget', KEYS[1], ARGV[5 + j]))
+    local v = redis.call('hget', KEYS[1], ARGV[5 + j])
+    hours[j] = tonumber(v)
+    -- Always an hour's start: another value would make every entry of the
+    -- present hour TOOOLD.
+    if hours[j] and hours[j] % 3600 ~= 0 then
+      return key_error('CORRUPT', KEYS[1], 'logs hours field ' .. ARGV[5 + j], string.format('%q', v), 'a multiple of 3600')
+    end
   end
 end
 

@@ -73,7 +73,13 @@ local function task(id, attempts, soft)
   end
   if h and attempts and h.ra and not h.bad and not h.ar then
     h.ar = true
-    if string.match(h.ra, '^%d+$') then h.a = tonumber(h.ra) else h.bad = {id .. ':a', h.ra, 'an integer'} end
+    -- A count Lua's numbers hold: one beyond 2^53 would be written back
+    -- rounded (smaller, or as '1e+20').
+    if string.match(h.ra, '^%d+$') and is_count(h.ra) then
+      h.a = tonumber(h.ra)
+    else
+      h.bad = {id .. ':a', h.ra, 'an integer from 0 to 2^53'}
+    end
   end
   if h and h.bad and not soft then corrupt(TASKS, R_TASKS, h.bad[1], h.bad[2], h.bad[3]) end
   return h

@@ -300,7 +300,7 @@ func TestGroup_corruptPromotedOrRecovered(t *testing.T) {
 		}
 		assert.Equal(t, map[string]string{
 			"p": `queue: corrupt task: field p holds "not a task", want a packed task`,
-			"x": `lease expired; queue: corrupt task: field x:a holds "many", want an integer`,
+			"x": `lease expired; queue: corrupt task: field x:a holds "many", want an integer from 0 to 2^53`,
 		}, errs)
 		assert.Equal(t, "not a task", b.Client.HGet(ctx, key(b, "tasks"), "p").Val(), "kept as it was, for a look")
 		s := stats(t, g)
