@@ -76,7 +76,7 @@ var (
 
 	createScript  = script.NewOnce("chat create", libLua+createLua)
 	sendScript    = script.NewOnce("chat send", libLua+sendLua)
-	joinScript    = script.New("chat join", joinLua)
+	joinScript    = script.New("chat join", libLua+joinLua)
 	leaveScript   = script.New("chat leave", libLua+leaveLua)
 	historyScript = script.New("chat history", historyLua)
 	// fetch and unread run in pipelines, one run per chat (script.Send).

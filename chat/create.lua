@@ -9,7 +9,7 @@
 -- returns {1, id, ms} created, {-3} the chat exists
 local bad = check_types({KEYS[1], 'zset', 'chat members', KEYS[2], 'zset', 'chat messages'})
 if bad then return bad end
-bad = check_int(KEYS[3], 'chat ids')
+bad = check_ids(KEYS[3])
 if bad then return bad end
 if redis.call('EXISTS', KEYS[1]) == 1 or redis.call('EXISTS', KEYS[3]) == 1 then return {-3} end
 for i = 4, #ARGV do

@@ -15,7 +15,8 @@
 // [Chats.Send] adds a message; [Chats.Fetch] returns a user's unseen
 // messages of all their chats and marks them seen; [Chats.Join] adds a
 // member who sees only later messages; [Chats.Leave] removes one, and the
-// chat is deleted with its last member. Messages every member has seen
+// chat is deleted with its last member, its file transfers included.
+// Messages every member has seen
 // are deleted (trimmed) by Fetch and Leave, as the book does.
 // [Chats.Unread] counts unseen messages per chat, [Chats.History] pages a
 // chat's messages by id, [Chats.Members] lists a chat's members with the
@@ -48,6 +49,17 @@
 //     ([FileReader.Offset] says from which byte). Measured: 200 MB to two
 //     receivers on a real server, peak Redis memory 5.7 MB above idle with
 //     a 4 MB window.
+//   - The last [Chats.Leave] deletes everything of the chat in the same
+//     script: members, messages, id counter, the files set and every
+//     transfer it lists (state and chunks, UNLINKed: freed in the
+//     background), finished or not. Only reply records are left, which
+//     expire with the retry window. A Leave of a chat with no member left
+//     deletes what is there again, so a re-sent or repeated Leave
+//     completes it, and a chat created again with the same id starts with
+//     no file. A transfer deleted this way ends for its sender and readers
+//     with an error wrapping [ErrNoFile] (never a short, clean end of
+//     file); a read that reached the end and whose reply was lost is
+//     answered end of file again from a record of the call.
 //   - Bad input (empty or over-long ids, ids with braces or control
 //     characters, no recipient other than the sender, more than
 //     [MaxMembers] members, a Join to a full chat, payloads over
@@ -70,11 +82,16 @@
 //
 // # Wrong types
 //
-// Every script checks the type of each key it uses (and that the id
-// counter holds an integer) before its first write; a key of another type
-// gives a *ria.KeyError naming the key and its role ("chat members",
-// "chat messages", "chat ids", "chat user chats", "chat files", "chat
-// file", "chat file data") and nothing is written.
+// Every script checks the type of each key it uses, and the integers it
+// reads, before its first write; a key of another type gives a
+// *ria.KeyError naming the key and its role ("chat members", "chat
+// messages", "chat ids", "chat user chats", "chat files", "chat file",
+// "chat file data") and nothing is written. Integers must be canonical (no
+// '+', no leading zero, no exponent, space, hex, inf or nan) and in range:
+// the id counter 0 to 2^53-1 (so that ids stay exact in Lua and in ZSET
+// scores), a transfer's last, size, low and positions within 2^53 and
+// consistent with the chunks stored; another value is a *ria.KeyError
+// wrapping ria.ErrCorrupt and nothing is written.
 //
 // # Round trips
 //
@@ -93,14 +110,18 @@
 //	<prefix>{<chat>}:members  ZSET member -> id of the last message they saw
 //	<prefix>{<chat>}:msgs     ZSET '<id>:<ms>:<len(sender)>:<sender><payload>' -> id
 //	<prefix>{<chat>}:ids      STRING last message id
-//	<prefix>{<chat>}:once:<n> STRING a reply record (expires: retry window)
+//	<prefix>{<chat>}:once:<n> STRING a reply record (expires: retry window);
+//	                          also a file read's end-of-file record
 //	<prefix>{<chat>}:files    SET ids of unfinished file transfers
-//	<prefix>{<chat>}:file:<f> HASH name, last, low, size, eof, pos:<user>, off:<user>
+//	<prefix>{<chat>}:file:<f> HASH name, n, last, low, size, eof, pos:<user>, off:<user>
+//	                          (pos last+2: the receiver has read the end)
 //	<prefix>{<chat>}:file:<f>:data HASH chunk seq -> bytes
 //	<prefix>{<user>}:chats    SET the user's chats
 //	<prefix>{<user>}:wake     pub/sub channel: ids of new messages
 //
-// The default prefix is "chat:". User and chat ids share the hash-tag
+// Every <prefix>{<chat>}:* key but the reply records is deleted by the
+// last Leave; a file's keys are also deleted once every receiver has read
+// its end. The default prefix is "chat:". User and chat ids share the hash-tag
 // space but not the key names.
 //
 // # Cluster
@@ -121,7 +142,8 @@
 // Fetch returns at most [WithFetchLimit] messages per chat per call. A
 // file transfer goes at the pace of its slowest receiver: one that never
 // reads keeps the sender waiting (until its ctx ends) and up to the window
-// in Redis, even after leaving the chat; an abandoned transfer is not
-// cleaned up by this package. File waits are polled (1 to 50ms), not
-// pushed.
+// in Redis, even after leaving the chat; an abandoned transfer stays
+// until its chat is deleted (the last Leave deletes it). That Leave costs
+// O(unfinished transfers) key deletions in one script. File waits are
+// polled (1 to 50ms), not pushed.
 package chat

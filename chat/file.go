@@ -28,7 +28,9 @@ var (
 
 var (
 	// ErrNoFile is wrapped by the error of [Chats.OpenFile] for a transfer
-	// that does not exist or that every receiver has finished.
+	// that does not exist or that every receiver has finished, and by the
+	// error of [Chats.SendFile] and [FileReader.Read] for a transfer deleted
+	// with its chat before its end.
 	ErrNoFile = errors.New("chat: no such file")
 	// ErrNotReceiver is wrapped by the error of [Chats.OpenFile] for a
 	// user who was not a receiver of the file.
@@ -61,8 +63,9 @@ type FileRef struct {
 // Unknown chats give [ErrNoChat], a sender who is not a member
 // [ErrNotMember]; a chat with no other member, a bad id or name is an
 // error; in each case nothing is written. An error of r or ctx leaves the
-// transfer unfinished: receivers wait for the rest (delete the chat, or
-// have them Leave, to drop it).
+// transfer unfinished: receivers wait for the rest, until the chat is
+// deleted (its last [Chats.Leave] deletes its transfers). When that
+// happens during the transfer, the next chunk fails with [ErrNoFile].
 func (c *Chats) SendFile(ctx context.Context, chat, sender, name string, r io.Reader) (string, error) {
 	if err := checkPair(chat, sender); err != nil {
 		return "", fmt.Errorf("chat: send file: %w", err)
@@ -174,7 +177,10 @@ type FileReader struct {
 // one the sender has not written yet (polling, 1 to 50ms).
 //
 // A transfer that does not exist (or is done) gives [ErrNoFile], a user
-// who is not a receiver [ErrNotReceiver].
+// who is not a receiver [ErrNotReceiver]. A transfer deleted with its chat
+// while it is read makes the next Read fail with [ErrNoFile], not end.
+// A corrupt integer field of the transfer gives a *ria.KeyError wrapping
+// ria.ErrCorrupt, having written nothing.
 func (c *Chats) OpenFile(ctx context.Context, chat, user, id string) (*FileReader, error) {
 	if err := checkPair(chat, user); err != nil {
 		return nil, fmt.Errorf("chat: open file: %w", err)
@@ -214,7 +220,9 @@ func (f *FileReader) Read(p []byte) (int, error) {
 		if f.eof {
 			return 0, io.EOF
 		}
-		r, err := fgetScript.Run(f.ctx, f.c.rdb, []string{f.meta, f.data, f.list}, f.user, f.seq, f.off, f.id)
+		// The record key answers a re-send of a read that reached the end.
+		r, err := fgetScript.Run(f.ctx, f.c.rdb, []string{f.meta, f.data, f.list, f.c.keys.Once(f.chat)},
+			f.user, f.seq, f.off, f.id, script.ReplayWindow(f.c.rdb).Milliseconds())
 		if err != nil {
 			return 0, fmt.Errorf("chat: read file %q: %w", f.id, err)
 		}
@@ -234,8 +242,10 @@ func (f *FileReader) Read(p []byte) (int, error) {
 				return 0, fmt.Errorf("chat: read file %q: %w", f.id, err)
 			}
 			wait = min(2*wait, 50*time.Millisecond)
-		case 2, -1: // -1: a re-sent last read found the transfer done
+		case 2:
 			f.eof = true
+		case -1: // not a re-sent last read: that one is answered 2 (fget.lua)
+			return 0, fmt.Errorf("chat: read file %q of %q: transfer gone before its end (chat deleted): %w", f.id, f.chat, ErrNoFile)
 		case -2:
 			return 0, fmt.Errorf("chat: read file %q: %w", f.id, ErrNotReceiver)
 		default:

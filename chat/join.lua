@@ -7,7 +7,7 @@
 -- returns 1 joined, 0 already a member, -1 no such chat, -2 chat full
 local bad = check_types({KEYS[1], 'zset', 'chat members'})
 if bad then return bad end
-bad = check_int(KEYS[2], 'chat ids')
+bad = check_ids(KEYS[2])
 if bad then return bad end
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
 if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end

@@ -34,5 +34,10 @@ func (c *Chats) filesKey(chat string) string { return c.keys.Key(chat, "files") 
 // chunk kept, bytes kept, eof, each receiver's pos:<user> chunk and
 // off:<user> byte) and the HASH of its chunks (seq -> bytes).
 func (c *Chats) fileKeys(chat, id string) (meta, data string) {
-	return c.keys.Key(chat, "file:"+id), c.keys.Key(chat, "file:"+id+":data")
+	p := c.filePrefix(chat)
+	return p + id, p + id + ":data"
 }
+
+// filePrefix starts the keys of chat's transfers, <prefix>{<chat>}:file:,
+// for leave.lua, which deletes the transfers listed in the files key.
+func (c *Chats) filePrefix(chat string) string { return c.keys.Key(chat, "file:") }

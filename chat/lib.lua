@@ -1,4 +1,5 @@
--- lib.lua: shared by the chat scripts that store messages (prepended).
+-- lib.lua: shared by the chat scripts that store messages or read the id
+-- counter (prepended).
 
 -- send_msg stores one message of sender in the chat and wakes the other
 -- members: the next id (INCR ids), the server time in ms, the packed
@@ -26,5 +27,18 @@ local function trim(kmembers, kmsgs)
   local least = redis.call('ZRANGE', kmembers, 0, 0, 'WITHSCORES')
   if least[2] then
     redis.call('ZREMRANGEBYSCORE', kmsgs, '-inf', least[2])
+  end
+end
+
+-- check_ids: the message id counter is missing or an integer from 0 to
+-- 2^53 - 1: the ids a send gives stay exact in Lua's numbers and in ZSET
+-- scores, and none is 0 or negative (which no member would fetch). Any
+-- other value is corrupt (a *ria.KeyError, ErrCorrupt).
+local function check_ids(key)
+  local bad = check_int(key, 'chat ids')
+  if bad then return bad end
+  local v = redis.call('GET', key)
+  if v and (string.sub(v, 1, 1) == '-' or not is_count(v) or v == '9007199254740992') then
+    return key_error('CORRUPT', key, 'chat ids', string.format('%q', string.sub(v, 1, 40)), 'an integer from 0 to 2^53-1')
   end
 end

@@ -177,10 +177,14 @@ func (c *Chats) listErr(ctx context.Context, op, chat, user string, err error) e
 }
 
 // Leave removes user from chat (leave_chat). The chat is deleted with its
-// last member; otherwise the messages every remaining member has seen are
-// trimmed. Leaving a chat one is not in (or that does not exist) changes
-// nothing and is not an error, so a re-sent Leave is harmless. Two round
-// trips: a script in the chat's slot, then SREM from the user's list.
+// last member, in the same script as every file transfer of the chat
+// (finished or not: its sender and readers then get [ErrNoFile]);
+// otherwise the messages every remaining member has seen are trimmed.
+// Leaving a chat one is not in is not an error and changes nothing but,
+// for a chat with no member left, deleting what remains of it, so a
+// re-sent or repeated Leave is harmless and completes the deletion. Two
+// round trips: a script in the chat's slot, then SREM from the user's
+// list.
 //
 // A bad id is an error; a chat key of another Redis type gives a
 // *ria.KeyError and nothing is written.
@@ -188,7 +192,8 @@ func (c *Chats) Leave(ctx context.Context, chat, user string) error {
 	if err := checkPair(chat, user); err != nil {
 		return fmt.Errorf("chat: leave: %w", err)
 	}
-	if _, err := leaveScript.Int64(ctx, c.rdb, c.chatKeys(chat), user); err != nil {
+	ks := append(c.chatKeys(chat), c.filesKey(chat), c.filePrefix(chat))
+	if _, err := leaveScript.Int64(ctx, c.rdb, ks, user); err != nil {
 		return fmt.Errorf("chat: leave %q: %w", chat, script.Unknown(err))
 	}
 	if err := c.rdb.SRem(ctx, c.chatsKey(user), chat).Err(); err != nil {

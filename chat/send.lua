@@ -6,7 +6,7 @@
 -- returns {1, id, ms} sent, {-1} no such chat, {-2} sender not a member
 local bad = check_types({KEYS[1], 'zset', 'chat members', KEYS[2], 'zset', 'chat messages'})
 if bad then return bad end
-bad = check_int(KEYS[3], 'chat ids')
+bad = check_ids(KEYS[3])
 if bad then return bad end
 if redis.call('EXISTS', KEYS[1]) == 0 then return {-1} end
 if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return {-2} end

@@ -81,6 +81,14 @@ func TestNetwork_fanoutBatchWrongType(t *testing.T) {
 			{"user hint", "user", "social user field seen", func(f string) error {
 				return b.Client.HSet(ctx, key(b, f, "user"), "seen", "soon").Err()
 			}, []social.Option{social.WithInactiveAfter(social.MaxInactiveAfter)}},
+			// Digits, but past 2^53: read as -1e20, they made the
+			// follower look inactive for ever (marked, home deleted).
+			{"user hint huge", "user", "social user field seen", func(f string) error {
+				return b.Client.HSet(ctx, key(b, f, "user"), "seen", "-99999999999999999999").Err()
+			}, []social.Option{social.WithInactiveAfter(social.MaxInactiveAfter)}},
+			{"user hint huge signup", "user", "social user field signup", func(f string) error {
+				return b.Client.HSet(ctx, key(b, f, "user"), "signup", "-99999999999999999999").Err()
+			}, []social.Option{social.WithInactiveAfter(social.MaxInactiveAfter)}},
 		} {
 			t.Run(c.name, func(t *testing.T) {
 				b.Flush()

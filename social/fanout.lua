@@ -13,8 +13,10 @@ local function fanout_active(user, ok)
   if type(h) == 'table' and h.err then
     return false, check_types({user, 'hash', 'social user'}) or redis.error_reply('social feed: unexpected error on ' .. user)
   end
-  local bad = (h[2] and not string.match(h[2], '^%-?%d+$') and check_hint(user, 'seen', 'social user'))
-    or (h[3] and not string.match(h[3], '^%-?%d+$') and check_hint(user, 'signup', 'social user'))
+  -- is_count, not a looser pattern: digits past 2^53 ('-99999999999999999999')
+  -- would read as a time that marks the user inactive.
+  local bad = (h[2] and not is_count(h[2]) and check_hint(user, 'seen', 'social user'))
+    or (h[3] and not is_count(h[3]) and check_hint(user, 'signup', 'social user'))
   if bad then return false, bad end
   if h[1] == '1' then return false end
   if ok and not h[1] then return tonumber(h[2] or h[3] or '0') end

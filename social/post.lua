@@ -28,20 +28,27 @@ if bad then return bad end
 if redis.call('EXISTS', user) == 0 then return redis.error_reply('NOUSER social: no such user') end
 bad = check_hint(user, 'seq', 'social user') or check_hint(user, 'posts', 'social user')
 if bad then return bad end
-local seq = tonumber(redis.call('HGET', user, 'seq') or '0') + 1
-local id = uid .. ':' .. seq
-local status = KEYS[4] .. seq
+-- The last status number is 0 to 2^53 - 1, so that the next is exact; it
+-- is formatted with %d: Lua would write 10^14 and past as '1e+14'.
+local last = redis.call('HGET', user, 'seq') or '0'
+if string.sub(last, 1, 1) == '-' or last == '9007199254740992' then
+  return key_error('CORRUPT', user, 'social user field seq', string.format('%q', last), 'an integer from 0 to 2^53-1')
+end
+local seq = tonumber(last) + 1
+local num = string.format('%d', seq)
+local id = uid .. ':' .. num
+local status = KEYS[4] .. num
 bad = check_types({status, 'hash', 'social status'})
 if bad then return bad end
 if redis.call('EXISTS', status) == 1 then
-  return key_error('CORRUPT', user, 'social user field seq', tostring(seq - 1), 'at least every status number in use')
+  return key_error('CORRUPT', user, 'social user field seq', last, 'at least every status number in use')
 end
 local t = redis.call('TIME')
 local ms = t[1] * 1000 + math.floor(t[2] / 1000)
 local login = redis.call('HGET', user, 'login') or uid
 redis.call('HSET', status, 'id', id, 'uid', uid, 'login', login, 'message', msg, 'posted', ms)
 if ARGV[5] ~= '' then redis.call('HSET', status, 'lat', ARGV[5], 'lon', ARGV[6]) end
-redis.call('HSET', user, 'seq', seq)
+redis.call('HSET', user, 'seq', num)
 redis.call('HINCRBY', user, 'posts', 1)
 redis.call('ZADD', profile, ms, id)
 redis.call('ZREMRANGEBYRANK', profile, 0, -cap - 1)
