@@ -6,7 +6,6 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	gocache "github.com/go-redis/cache/v9"
@@ -14,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/ria-go/ria/bench/internal/block"
 	"github.com/ria-go/ria/cache"
 )
 
@@ -54,23 +54,9 @@ type loader struct {
 func (l *loader) load(id int) Job {
 	l.loads.Add(1)
 	if l.delay > 0 {
-		query(l.delay)
+		block.For(l.delay) // a database query
 	}
 	return newJob(id)
-}
-
-// query waits d as a database query would: its caller is woken when the
-// time is up, as a reply arriving on a socket wakes a driver's caller.
-// time.Sleep does not do that on Linux: Go waits for timers in epoll_wait,
-// whose timeout is whole milliseconds, so a 2 ms sleep that other network
-// traffic interrupts (a waiter's registration in another process, in
-// ria's case) ends up to a millisecond late (measured: +0.25 ms median for
-// ria's loader, +0.03 ms for go-redis/cache's). nanosleep blocks the
-// thread for d (the runtime hands its P to other goroutines meanwhile).
-func query(d time.Duration) {
-	ts := syscall.NsecToTimespec(int64(d))
-	for syscall.Nanosleep(&ts, &ts) == syscall.EINTR {
-	}
 }
 
 // proc is one contender in one "process": its own library instance over one

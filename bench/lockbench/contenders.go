@@ -40,7 +40,7 @@ type counters struct {
 	errors     atomic.Int64 // calls that returned an error (not a failed attempt)
 	violations atomic.Int64 // a goroutine entered the critical section while another was in it
 	// holdNs and holds add up the work actually done under the lock (a
-	// sleep of the scenario's hold time lasts longer on a busy machine).
+	// block.For of the scenario's hold time lasts longer on a busy machine).
 	holdNs, holds atomic.Int64
 	// sessions counts the sessions made for the run (the hand-off ring
 	// numbers its members with it), and stopped tells them the run is over.

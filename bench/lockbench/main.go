@@ -37,6 +37,7 @@ import (
 	"github.com/bsm/redislock"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/ria-go/ria/bench/internal/block"
 	"github.com/ria-go/ria/bench/internal/report"
 	"github.com/ria-go/ria/bench/internal/server"
 )
@@ -250,7 +251,7 @@ func measure(ctx context.Context, e *server.Env, sc scenario, c contender, tag s
 				}
 				if sc.hold > 0 {
 					t0 := time.Now()
-					time.Sleep(sc.hold) // the work the lock protects
+					block.For(sc.hold) // the work the lock protects
 					cnt.holdNs.Add(int64(time.Since(t0)))
 					cnt.holds.Add(1)
 				} else {
@@ -265,7 +266,7 @@ func measure(ctx context.Context, e *server.Env, sc scenario, c contender, tag s
 				}
 				cancel()
 				if sc.think > 0 {
-					time.Sleep(sc.think) // work outside the lock
+					block.For(sc.think) // work outside the lock
 				}
 			}
 		})

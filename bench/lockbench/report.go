@@ -148,7 +148,7 @@ func printReport(w io.Writer, sc scenario, res [][]result, verbose bool) {
 		// One holder at a time: each acquisition takes the work under the
 		// lock plus, at best, one round trip to hand the lock on.
 		lockLimit := float64(time.Second) / float64(ria.hold+limit.rtt)
-		fmt.Fprintf(w, "%s: lock limit = 1 / (work under the lock %v (a %v sleep, measured) + one round trip %v (a PING alone, measured)) = %.0f acq/s\n",
+		fmt.Fprintf(w, "%s: lock limit = 1 / (work under the lock %v (block.For(%v), measured) + one round trip %v (a PING alone, measured)) = %.0f acq/s\n",
 			sc.name, ria.hold.Round(time.Microsecond), sc.hold, limit.rtt.Round(time.Microsecond), lockLimit)
 		for i, s := range sums[:len(sums)-1] {
 			fmt.Fprintf(w, "%s: %s reaches %s of the lock limit (%.0f vs %.0f acq/s)\n",
