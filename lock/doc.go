@@ -86,7 +86,10 @@
 //     not an integer...) gives a *ria.KeyError naming the key and its role
 //     (errors.Is ria.ErrWrongType or ria.ErrCorrupt), and the script changes
 //     nothing: every key a script relies on is checked before its first
-//     write.
+//     write. A fence counter is at its maximum at 2^53-1, beyond which
+//     Lua's numbers would mint the same fence twice; a waiter's place whose
+//     numbers are not as an acquire writes them is malformed, and a
+//     release skips (and wakes) that waiter as it does a late one.
 //
 // # Break
 //

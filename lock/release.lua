@@ -65,8 +65,10 @@ if held then
         local t = redis.call('time')
         now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
       end
+      -- a place as acquire writes it (canonical, within 2^53: SET PX
+      -- takes its TTL); any other is malformed, skipped as expired
       local e, d = string.match(place, '^(%d+) (%d+)$')
-      if e and tonumber(e) > now and tonumber(d) > 0 then
+      if e and is_count(e) and is_count(d) and tonumber(e) > now and tonumber(d) > 0 then
         target, ttl = w, d
         break
       end

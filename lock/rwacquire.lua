@@ -62,7 +62,10 @@ if ours then
   bad = check_types({grant, 'list', 'lock rw grant', queue, 'list', 'lock rw queue', waiters, 'hash', 'lock rw waiters'})
     or check_int(fence, 'lock rw fence')
   if bad then return fail(bad) end
-  local f = tonumber(redis.call('lindex', grant, 0) or '')
+  -- a fence as a release pushes it; anything else ('' a wake, or a value
+  -- Lua's tonumber reads loosely: 'inf', '0x10') is no fence
+  local v, f = redis.call('lindex', grant, 0), nil
+  if v and is_count(v) then f = tonumber(v) end
   if not f and mode == 'w' then f = tonumber(redis.call('get', fence) or '') end
   if not f then
     f = rw_mint(fence, 1)

@@ -16,11 +16,17 @@ end
 -- rw_mint returns the first of k (>= 1) new values of the counter key,
 -- strictly increasing even if the counter is lost (as internal/script's
 -- mint, for k at once), or nil when the counter cannot take them (it is
--- checked before: then it is at its maximum); the INCRBY that fails
--- changes nothing.
+-- checked before: then it is at its maximum, 2^53 - 1 as Lua's numbers
+-- hold it exactly); the INCRBY that fails, or is undone, changes nothing.
 local function rw_mint(key, k)
   local n = redis.pcall('incrby', key, k)
   if type(n) == 'table' then return nil end
+  if n >= 2^53 then
+    -- beyond what Lua's numbers hold exactly (two mints could return the
+    -- same fence): undo, changing nothing, as at the INCRBY's maximum
+    redis.call('decrby', key, k)
+    return nil
+  end
   if n == k then
     local t = redis.call('time')
     local base = tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -55,8 +61,10 @@ local function rw_plan(queue, waiters, prefix, now, writer, readers, skip, self)
     if self and w == self[1] then
       live, ttl, mode = true, self[2], self[3]
     elseif place and w ~= skip then
+      -- a place as rwacquire writes it (canonical, within 2^53: SET PX
+      -- and PEXPIRE take its TTL); any other is malformed
       local e, d, m = string.match(place, '^(%d+) (%d+) ([rw])$')
-      if e and tonumber(e) > now and tonumber(d) > 0 then
+      if e and is_count(e) and is_count(d) and tonumber(e) > now and tonumber(d) > 0 then
         live, ttl, mode = true, d, m
       else
         local g = prefix .. w

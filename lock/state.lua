@@ -14,7 +14,8 @@
 -- free), the fence ('' if none), live waiters, live readers, ms until the
 -- last live reader's deadline (0: none)}.
 -- A waiter is live while its place has not expired (the test a release
--- applies before handing over) and it does not hold the lock already.
+-- applies before handing over: a malformed one is not) and it does not
+-- hold the lock already.
 local owner, fence, queue, waiters, readers = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local role = ARGV[1]
 
@@ -44,7 +45,7 @@ local all = redis.call('hgetall', waiters)
 for i = 1, #all, 2 do
   local w, place = all[i], all[i + 1]
   local e, d = string.match(place, '^(%d+) (%d+)')
-  if e and tonumber(e) > now and tonumber(d) > 0 and w ~= cur then
+  if e and is_count(e) and is_count(d) and tonumber(e) > now and tonumber(d) > 0 and w ~= cur then
     local r = readers and redis.call('zscore', readers, w)
     if not r or tonumber(r) <= now then live = live + 1 end
   end

@@ -58,7 +58,10 @@ if score and tonumber(score) > now then
   bad = check_types({grant, 'list', 'semaphore grant', queue, 'list', 'semaphore queue',
     waiters, 'hash', 'semaphore waiters'}) or check_int(seq, 'semaphore seq')
   if bad then return fail(bad) end
-  local s = tonumber(redis.call('LINDEX', grant, 0) or '')
+  -- a seq as a release pushes it; anything else ('' a wake, or a value
+  -- Lua's tonumber reads loosely: 'inf', '0x10') is no seq
+  local v, s = redis.call('LINDEX', grant, 0), nil
+  if v and is_count(v) then s = tonumber(v) end
   if not s then
     local ok, m = pcall(mint, seq) -- the first write: fails changing nothing
     if not ok then return fail(seq_error()) end

@@ -60,7 +60,8 @@
 //     is not an integer...) gives a *ria.KeyError naming the key and its
 //     role (errors.Is ria.ErrWrongType or ria.ErrCorrupt), and the script
 //     changes nothing: every key a script relies on is checked before its
-//     first write.
+//     first write. The seq counter is at its maximum at 2^53-1, beyond
+//     which Lua's numbers would give two permits the same seq.
 //
 // # Lost replies
 //

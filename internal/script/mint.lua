@@ -3,8 +3,15 @@
 -- counter that INCR finds new starts from the server time in microseconds,
 -- which is above every value minted before as long as the server clock does
 -- not go back (fewer than one mint per microsecond since the first).
+-- Values stay below 2^53, which Lua's numbers hold exactly (beyond, two
+-- mints could return the same value): at 2^53 the INCR is undone and mint
+-- fails, changing nothing, as it does on a counter INCR refuses.
 local function mint(key)
   local n = redis.call('incr', key)
+  if n >= 2^53 then
+    redis.call('decr', key)
+    error('counter at its maximum')
+  end
   if n == 1 then
     local t = redis.call('time')
     n = tonumber(t[1]) * 1000000 + tonumber(t[2])
