@@ -8,6 +8,13 @@ local ttl, nl = ARGV[1], tonumber(ARGV[2])
 local nw = tonumber(ARGV[3 + nl])
 local bad = check_common()
 if bad then return bad end
+-- the targeting counter (a count, check_common): the next ID must be new
+-- (2^53 + 1 is no double: 2^53 came again) and one a click can name (from
+-- 1; no Target writes a negative count)
+local served = tonumber(redis.call('GET', SERVED) or '0')
+if served < 0 or served >= 2^53 then
+  return key_error('CORRUPT', SERVED, 'adtarget served', string.format('%d', served), 'an integer from 0 to 2^53-1')
+end
 local spec, locs, words = {}, {}, {}
 for i = 4 + nl, 3 + nl + nw do words[#words + 1] = ARGV[i] end
 for i = 3, 2 + nl do
@@ -126,7 +133,7 @@ if not typ then
 end
 -- tid is formatted with %d: Lua's own formatting of numbers (%.14g) would
 -- write 1e14 and above in exponent form.
-local tid = string.format('%d', tonumber(redis.call('GET', SERVED) or '0') + 1)
+local tid = string.format('%d', served + 1)
 local mk = K('matched', tid)
 bad = check_types({mk, 'hash', 'adtarget targeting'})
 if bad then return bad end

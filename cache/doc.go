@@ -110,9 +110,11 @@
 //     loading.
 //   - Every process sharing a name (and prefix) must use the same type,
 //     codec, TTL and grace.
-//   - A key of another Redis type, or a counter that is not an integer,
-//     where the package expects its own gives a [*ria.KeyError] naming the
-//     key and its role (matching [ria.ErrWrongType] or [ria.ErrCorrupt]):
+//   - A key of another Redis type, a counter that is not an integer (as
+//     INCRBY reads one), or a rate limit's TAT that is not one as the
+//     limiter writes it, where the package expects its own gives a
+//     [*ria.KeyError] naming the key and its role (matching
+//     [ria.ErrWrongType] or [ria.ErrCorrupt]):
 //     every script checks the keys it relies on before its first write, so
 //     the call changed nothing. A counter sum beyond the int64 range gives
 //     [ErrOverflow], also before any write.

@@ -17,10 +17,12 @@ if type(got) == 'table' and got.err then
 end
 local tat
 if got then
-  tat = tonumber(got)
-  if not tat then
-    return key_error('CORRUPT', KEYS[1], 'cache rate limit', 'not a number', 'a TAT in microseconds')
+  -- as this script writes it: Lua's tonumber also reads '1e300' (every
+  -- request denied, with a retry time beyond any duration), 'nan', '0x10'
+  if not is_count(got) then
+    return key_error('CORRUPT', KEYS[1], 'cache rate limit', string.format('%q', string.sub(got, 1, 40)), 'a TAT in microseconds')
   end
+  tat = tonumber(got)
 end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
