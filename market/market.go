@@ -476,9 +476,11 @@ func (m *Market) Totals(ctx context.Context) (Totals, error) {
 	t := Totals{Items: items.Val()}
 	if money.Err() == nil {
 		var err error
-		if t.Money, err = strconv.ParseInt(money.Val(), 10, 64); err != nil {
+		// As the scripts read it: canonical, not negative.
+		t.Money, err = strconv.ParseInt(money.Val(), 10, 64)
+		if err != nil || strconv.FormatInt(t.Money, 10) != money.Val() || t.Money < 0 {
 			return Totals{}, fmt.Errorf("market: totals: %w", &ria.KeyError{Role: roleMoney, Key: m.keys.money,
-				Got: strconv.Quote(clip(money.Val())), Want: "an integer", Err: ria.ErrCorrupt})
+				Got: strconv.Quote(clip(money.Val())), Want: "a non-negative integer", Err: ria.ErrCorrupt})
 		}
 	}
 	return t, nil

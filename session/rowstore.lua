@@ -21,7 +21,15 @@ local id = ARGV[1]
 local due = redis.call('ZSCORE', schedule, id)
 local d = redis.call('ZSCORE', delay, id)
 local code = 0
-if due and tonumber(due) == tonumber(ARGV[2]) and d and tonumber(d) > 0 then
+-- The next due time must be a time in ms: a delay beyond it (inf, 1e300,
+-- not written by this package) was rescheduled at INT64_MIN, due again
+-- at once.
+local dn = d and tonumber(d)
+if d and (not dn or dn > 0 and tonumber(ARGV[3]) + dn >= 9007199254740992) then
+  return key_error('CORRUPT', delay, 'session row delays', string.format('%q', d),
+    'a delay in ms such that now + delay is below 2^53')
+end
+if due and tonumber(due) == tonumber(ARGV[2]) and d and dn > 0 then
   code = 2
   if ARGV[4] == '1' then
     redis.call('SET', KEYS[3], ARGV[5])
@@ -29,6 +37,6 @@ if due and tonumber(due) == tonumber(ARGV[2]) and d and tonumber(d) > 0 then
   end
   -- ceil: a fractional delay (not written by this package) still moves the
   -- row past now
-  redis.call('ZADD', schedule, string.format('%d', math.ceil(tonumber(ARGV[3]) + tonumber(d))), id)
+  redis.call('ZADD', schedule, string.format('%d', math.ceil(tonumber(ARGV[3]) + dn)), id)
 end
 return withPeek(code, schedule, delay)

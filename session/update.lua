@@ -26,13 +26,24 @@ local keep = tonumber(ARGV[4])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 
+-- The newest view's time, which the new view must follow: a time in µs as
+-- this script writes one, an integer in [0, 2^53) (a larger one, or inf,
+-- read as a double, gave the new view INT64_MIN or a rounded time).
+local last
+if item ~= '' then
+  last = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')
+  if last[2] and not (is_count(last[2]) and tonumber(last[2]) >= 0 and tonumber(last[2]) < 9007199254740991) then
+    return key_error('CORRUPT', KEYS[3], 'session viewed items', string.format('%q', string.sub(last[2], 1, 40)),
+      'view times in µs, integers in [0, 2^53)')
+  end
+end
+
 redis.call('HSET', KEYS[1], token, user)
 redis.call('ZADD', KEYS[2], string.format('%d', now), token)
 if item ~= '' then
   -- Strictly after the newest view, so that the order of views survives
   -- two requests in one microsecond or a server clock that steps back.
   local at = now
-  local last = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')
   if last[2] and tonumber(last[2]) >= at then at = tonumber(last[2]) + 1 end
   redis.call('ZADD', KEYS[3], string.format('%d', at), item)
   redis.call('ZREMRANGEBYRANK', KEYS[3], 0, -(keep + 1))

@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/ria-go/ria/internal/keys"
@@ -67,6 +68,10 @@ func NewList(ctx context.Context, rdb Client, name string, opts ...Option) (*Lis
 		})
 	if err != nil {
 		return nil, err
+	}
+	if ps[0].value < 1 { // a push would find no room in any shard, and search for ever
+		return nil, fmt.Errorf("shard: list %q: %w", name, corrupt(ks.Key(name, "list:meta"), "shard meta",
+			"size="+strconv.FormatInt(ps[0].value, 10), "a positive size"))
 	}
 	return &List{rdb: rdb, name: name, keys: ks, size: ps[0].value}, nil
 }

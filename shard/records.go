@@ -82,6 +82,12 @@ func newRecords(ctx context.Context, rdb Client, kind, name string, width int, e
 	if err != nil {
 		return nil, err
 	}
+	// As newRecords stores it: 0 would divide by zero, a negative count
+	// map ids to negative strings.
+	if p := ps[1].value; p < 1 || p > maxString/ps[0].value {
+		return nil, fmt.Errorf("shard: %s %q: %w", kind, name, corrupt(ks.Key(name, "records:meta"), "shard meta",
+			"per="+strconv.FormatInt(p, 10), fmt.Sprintf("ids per string from 1 to %d", maxString/ps[0].value)))
+	}
 	r := &Records{rdb: rdb, name: name, keys: ks, width: ps[0].value, perShard: ps[1].value}
 	r.block = max(block/r.width, 1) * r.width
 	r.max.Store(-1)

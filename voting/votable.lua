@@ -26,7 +26,16 @@ end
 local function vote_closed(timeKey, id, window)
   local posted = redis.call('ZSCORE', timeKey, id)
   if not posted then return redis.error_reply('NOARTICLE voting: no such article') end
-  posted = tonumber(posted)
+  local raw = posted
+  posted = tonumber(raw)
+  if raw == '-inf' then posted = -math.huge end -- some servers' Lua reads no 'inf'
+  -- A post time whose window ends beyond 2^53 ms (inf, 1e20: no time Post
+  -- writes) kept voting open and gave the voters' set the expiry INT64_MIN,
+  -- deleting it after the vote was counted.
+  if not posted or (posted + window) * 1000 >= 9007199254740992 then
+    return key_error('CORRUPT', timeKey, 'voting time index', string.format('%q', string.sub(raw, 1, 40)),
+      'a post time in s whose voting window ends before 2^53 ms')
+  end
   local t = redis.call('TIME')
   if tonumber(t[1]) + tonumber(t[2]) / 1000000 >= posted + window then
     return redis.error_reply('VOTINGCLOSED voting: voting closed')
