@@ -16,8 +16,8 @@
 // messages of all their chats and marks them seen; [Chats.Join] adds a
 // member who sees only later messages; [Chats.Leave] removes one, and the
 // chat is deleted with its last member, its file transfers included.
-// Messages every member has seen
-// are deleted (trimmed) by Fetch and Leave, as the book does.
+// Messages every member has seen are deleted (trimmed) by Fetch and
+// Leave, as the book does.
 // [Chats.Unread] counts unseen messages per chat, [Chats.History] pages a
 // chat's messages by id, [Chats.Members] lists a chat's members with the
 // last message each has seen (read receipts), [Chats.Wait] blocks until a
