@@ -279,9 +279,8 @@ func (it *counterRead) settle(ctx context.Context) func(context.Context) {
 		it.r.set(0, false, fmt.Errorf("cache: counter %s read %q: %w", it.c.name, it.key, err))
 		return nil
 	}
-	// as INCRBY reads it (incr.lua, Get): canonical, no '+', no leading zeros
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || strconv.FormatInt(n, 10) != s {
+	n, ok := script.ParseInt(s) // as INCRBY reads it (incr.lua, Get)
+	if !ok {
 		err = &ria.KeyError{Role: "cache counter", Key: it.c.counterKeys(it.key).count, Got: strconv.Quote(s),
 			Want: "an integer", Err: ria.ErrCorrupt}
 		it.r.set(0, false, fmt.Errorf("cache: counter %s read %q: %w: %w", it.c.name, it.key, ErrDecode, err))

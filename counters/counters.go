@@ -331,8 +331,8 @@ func (c *Counters) Get(ctx context.Context, name string, step time.Duration) ([]
 		if !ok {
 			continue
 		}
-		start, ok1 := parseCount(slice)
-		n, ok2 := parseCount(v)
+		start, ok1 := script.ParseCount(slice)
+		n, ok2 := script.ParseCount(v)
 		if !ok1 || !ok2 {
 			return nil, corrupt("counters samples", key, f+"="+v, "<step>:<slice>=<count>")
 		}
@@ -340,17 +340,6 @@ func (c *Counters) Get(ctx context.Context, name string, step time.Duration) ([]
 	}
 	slices.SortFunc(out, func(a, b Sample) int { return a.Start.Compare(b.Start) })
 	return out, nil
-}
-
-// parseCount parses v as the scripts write a count or a slice start and
-// as update.lua reads one (check.lua's is_count): canonical decimal
-// within ±2^53, so that Get reports as corrupt what an update refuses.
-func parseCount(v string) (int64, bool) {
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || strconv.FormatInt(n, 10) != v || n > 1<<53 || n < -(1<<53) {
-		return 0, false
-	}
-	return n, true
 }
 
 // Delete deletes counter name: its samples at every precision and its

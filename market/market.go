@@ -475,10 +475,9 @@ func (m *Market) Totals(ctx context.Context) (Totals, error) {
 	}
 	t := Totals{Items: items.Val()}
 	if money.Err() == nil {
-		var err error
+		var ok bool
 		// As the scripts read it: canonical, not negative.
-		t.Money, err = strconv.ParseInt(money.Val(), 10, 64)
-		if err != nil || strconv.FormatInt(t.Money, 10) != money.Val() || t.Money < 0 {
+		if t.Money, ok = script.ParseInt(money.Val()); !ok || t.Money < 0 {
 			return Totals{}, fmt.Errorf("market: totals: %w", &ria.KeyError{Role: roleMoney, Key: m.keys.money,
 				Got: strconv.Quote(clip(money.Val())), Want: "a non-negative integer", Err: ria.ErrCorrupt})
 		}
@@ -536,8 +535,8 @@ func checkAmount(what string, v, least int64) error {
 // Redis writes one (HINCRBY refuses "+1" or "0125") within ±2^53, as the
 // scripts' check_hint wants it, so that no increment of it can fail.
 func parseFunds(key, s string) (int64, error) {
-	f, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || strconv.FormatInt(f, 10) != s || f > 1<<53 || f < -1<<53 {
+	f, ok := script.ParseCount(s)
+	if !ok {
 		return 0, &ria.KeyError{Role: roleUser + " field funds", Key: key, Got: strconv.Quote(clip(s)),
 			Want: "an integer within ±2^53", Err: ria.ErrCorrupt}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"net"
-	"strconv"
 	"testing"
 	"time"
 
@@ -312,12 +311,11 @@ return 'ok'`)
 			got, err := s.Run(ctx, b.Client, []string{k, h})
 			require.NoError(t, err)
 			// What Redis reads as an integer: what it would write back.
-			n, perr := strconv.ParseInt(v, 10, 64)
-			isInt := perr == nil && strconv.FormatInt(n, 10) == v
+			_, isInt := script.ParseInt(v)
 			if b.Real() { // miniredis's INCRBY is looser ("+1", "0125")
 				assert.Equal(t, isInt, b.Client.IncrBy(ctx, k, 0).Err() == nil, "%q: Redis's INCRBY agrees", v)
 			}
-			count := isInt && n >= -1<<53 && n <= 1<<53
+			_, count := script.ParseCount(v)
 			want := "ok"
 			switch {
 			case !isInt:
