@@ -7,20 +7,12 @@
 -- returns {1, funds after the deposit}, {0, 0} unknown user, or
 -- {-1, money supply} the deposit would take the supply past ARGV[2]
 -- (nothing written unless the code is 1)
--- check_int checks the money key's type too.
--- check_money: the money supply, an integer (check_int), is not negative:
--- a sum of deposits. A negative one let deposits pass MaxFunds (a balance
--- beyond 2^53, which purchases refuse). One beyond 2^53, written before
--- the bound existed, is refused as a deposit past the bound.
-local function check_money(key)
-  local v = redis.call('get', key)
-  if v and string.sub(v, 1, 1) == '-' then
-    return key_error('CORRUPT', key, 'market money', string.format('%q', string.sub(v, 1, 40)), 'a non-negative integer')
-  end
-end
 local bad = check_types({KEYS[1], 'hash', 'market user'})
 if bad then return bad end
-bad = check_int(KEYS[2], 'market money') or check_money(KEYS[2]) or check_hint(KEYS[1], 'funds', 'market user')
+-- The money supply, a sum of deposits, is never negative (a negative one
+-- let deposits pass MaxFunds); one beyond MaxFunds is refused below as a
+-- deposit past the bound.
+bad = check_range(KEYS[2], 'market money', 0, 2^63, 'a non-negative integer') or check_hint(KEYS[1], 'funds', 'market user')
 if bad then return bad end
 if redis.call('exists', KEYS[1]) == 0 then
   return {0, 0}

@@ -55,6 +55,18 @@ local function check_int(key, role)
   end
 end
 
+-- check_range: key is missing or a string holding an integer (is_int64)
+-- from lo to hi; want names that range in the error. It checks the type
+-- too, as check_int does.
+local function check_range(key, role, lo, hi, want)
+  local bad = check_type(key, 'string', role)
+  if bad then return bad end
+  local v = redis.call('get', key)
+  if v and not (is_int64(v) and tonumber(v) >= lo and tonumber(v) <= hi) then
+    return key_error('CORRUPT', key, role, string.format('%q', string.sub(v, 1, 40)), want)
+  end
+end
+
 -- check_hint: field of the hash key is missing or holds a count: an
 -- integer within ±2^53.
 local function check_hint(key, field, role)
