@@ -17,9 +17,14 @@ redis:
 	  fi; }
 	@redis-server --version
 
+# vet: go vet and staticcheck (release 2026.2.2, module v0.8.2, fetched
+# from the module proxy on first use) over both modules.
+STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 vet:
 	$(GO) vet ./...
 	cd bench && $(GO) vet ./...
+	$(STATICCHECK) ./...
+	cd bench && $(STATICCHECK) ./...
 
 # test: vet, then every test with -race on miniredis, a real redis-server and
 # a real 3-master cluster (started by the tests on loopback ports). A missing

@@ -247,7 +247,7 @@ func (im *importer) locations(ctx context.Context, r io.Reader) error {
 			return nil // copyright and header lines, as the book skips them
 		}
 		if len(row) < 4 {
-			return fmt.Errorf("%d fields, want locId,country,region,city,...", len(row))
+			return fmt.Errorf("%d fields, want locId,country,region,city and more", len(row))
 		}
 		rec := Record{Country: latin1(row[1]), Region: latin1(row[2]), City: latin1(row[3])}
 		if len(row) > 4 {

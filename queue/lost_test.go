@@ -380,8 +380,6 @@ type runs struct {
 
 func newRuns() *runs { return &runs{n: map[string]int{}, ch: make(chan string, 1000)} }
 
-func (r *runs) handler(context.Context, *queue.Task) error { return nil }
-
 func (r *runs) record(id string) {
 	r.mu.Lock()
 	r.n[id]++

@@ -128,11 +128,6 @@ func TestWorker_permanentErrors(t *testing.T) {
 	})
 }
 
-func zaddIn(t *testing.T, b *redistest.Backend, group, part string, score float64, member string) {
-	t.Helper()
-	require.NoError(t, b.Client.ZAdd(t.Context(), keyIn(b, group, part), redisZ(score, member)).Err())
-}
-
 // A worker whose take meets a delayed task, or an expired lease, whose
 // fields do not parse carries on: the take sends the task to the dead
 // letters (it stopped every worker of the group).

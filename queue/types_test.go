@@ -265,8 +265,6 @@ func TestGroup_corruptValues(t *testing.T) {
 	})
 }
 
-func redisZ(score float64, member string) redis.Z { return redis.Z{Score: score, Member: member} }
-
 // A due delayed task, or a task whose lease expired, whose stored fields
 // do not parse goes to the dead letters unrun, saying why, with its fields
 // kept for a look; the others of the batch are promoted or recovered as

@@ -28,7 +28,6 @@ type searchOptions struct {
 	weights map[string]float64
 	offset  int
 	count   int
-	err     error
 }
 
 // ByID sorts the results by document ID (bytes, ascending). Every

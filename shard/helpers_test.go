@@ -2,6 +2,7 @@ package shard_test
 
 import (
 	"context"
+	"net"
 	"strconv"
 	"strings"
 	"testing"
@@ -29,12 +30,19 @@ func nodeOf(t *testing.T, b *redistest.Backend, key string) string {
 	t.Helper()
 	switch b.Kind {
 	case redistest.Cluster:
-		slots, err := b.Client.(*redis.ClusterClient).ClusterSlots(context.Background()).Result()
+		shards, err := b.Client.(*redis.ClusterClient).ClusterShards(context.Background()).Result()
 		require.NoError(t, err)
 		s := shard.Slot(key)
-		for _, r := range slots {
-			if s >= int(r.Start) && s <= int(r.End) {
-				return r.Nodes[0].Addr
+		for _, sh := range shards {
+			for _, r := range sh.Slots {
+				if s < int(r.Start) || s > int(r.End) {
+					continue
+				}
+				for _, n := range sh.Nodes {
+					if n.Role == "master" {
+						return net.JoinHostPort(n.IP, strconv.FormatInt(n.Port, 10))
+					}
+				}
 			}
 		}
 		t.Fatalf("no node serves slot %d", s)
