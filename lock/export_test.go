@@ -10,7 +10,7 @@ func (lk *Locker) NewLockForTest(name string, ttl time.Duration) *Lock { return 
 
 // AttemptForTest runs one plain acquire attempt; left > 0 queues the caller.
 func (l *Lock) AttemptForTest(ctx context.Context, left time.Duration) (bool, error) {
-	ok, _, err := l.attempt(ctx, left, false)
+	ok, _, err := l.attempts().Attempt(ctx, left)
 	return ok, err
 }
 
@@ -55,7 +55,7 @@ func (rw *RWLock) NewHoldForTest(ttl time.Duration, write bool) *RWHold {
 
 // AttemptForTest runs one plain acquire attempt; left > 0 queues the caller.
 func (h *RWHold) AttemptForTest(ctx context.Context, left time.Duration) (bool, error) {
-	ok, _, err := h.attempt(ctx, left, false)
+	ok, _, err := h.attempts().Attempt(ctx, left)
 	return ok, err
 }
 

@@ -170,7 +170,7 @@ func (lk *Locker) TryAcquire(ctx context.Context, name string, ttl time.Duration
 		return nil, fmt.Errorf("lock: acquire %q: %w", name, errors.Join(ErrNotObtained, err))
 	}
 	l := lk.newLock(name, ttl)
-	ok, _, err := l.attempt(ctx, 0, false)
+	ok, _, err := l.attempts().Attempt(ctx, 0)
 	switch {
 	case err != nil && isReply(err):
 		return nil, fmt.Errorf("lock: acquire %q: %w", name, err)
@@ -221,14 +221,13 @@ func (lk *Locker) Acquire(ctx context.Context, name string, ttl time.Duration, o
 // acquire is Acquire's wait for l.
 func (lk *Locker) acquire(ctx context.Context, l *Lock, o acquireOptions) (*Lock, error) {
 	l.queued = true
+	a := l.attempts()
 	err := lk.waitTurn(ctx, fmt.Sprintf("acquire %q", l.name), lk.hint(l.name), o, wait.Turn{
 		GrantKey:  l.grantKey(),
 		GrantRole: "lock grant",
 		Lease:     l.lease.TTL(),
-		Attempt: func(ctx context.Context, left time.Duration) (bool, time.Duration, error) {
-			return l.attempt(ctx, left, false)
-		},
-		AttemptIn: l.attemptIn,
+		Attempt:   a.Attempt,
+		AttemptIn: a.AttemptIn,
 		Granted:   l.granted,
 		Leave: func(ctx context.Context) error {
 			_, err := l.release(ctx, true, true, "")
@@ -250,32 +249,7 @@ func (lk *Locker) waitTurn(ctx context.Context, what string, hot *atomic.Bool, o
 	if o.waitSet {
 		deadline = time.Now().Add(o.wait)
 	}
-	attempt, attemptIn, leave := t.Attempt, t.AttemptIn, t.Leave
-	t.Hot = hot.Load()
-	t.Attempt = func(ctx context.Context, left time.Duration) (bool, time.Duration, error) {
-		lk.event("attempt")
-		ok, retry, err := attempt(ctx, left)
-		if err == nil && !ok {
-			hot.Store(true)
-			lk.event("queued")
-		}
-		return ok, retry, err
-	}
-	t.AttemptIn = func(ctx context.Context, p redis.Pipeliner, left time.Duration) func() (bool, time.Duration, error) {
-		lk.event("attempt")
-		read := attemptIn(ctx, p, left)
-		return func() (bool, time.Duration, error) {
-			ok, retry, err := read()
-			if err == nil {
-				hot.Store(!ok)
-			}
-			return ok, retry, err
-		}
-	}
-	t.Leave = func(ctx context.Context) error {
-		lk.event("leave")
-		return leave(ctx)
-	}
+	t.Hint, t.Event = hot, lk.event
 	ok, err := wait.Queue(ctx, lk.rdb, deadline, t)
 	switch {
 	case ok:
@@ -434,33 +408,9 @@ func (l *Lock) attemptArgs(left time.Duration, wake bool) []any {
 	return []any{l.token, l.lease.TTL().Milliseconds(), waitMs(left), flag(wake), l.lk.slack.Milliseconds()}
 }
 
-// attempt runs the acquire script once; left > 0 queues the caller.
-func (l *Lock) attempt(ctx context.Context, left time.Duration, wake bool) (bool, time.Duration, error) {
-	sent := time.Now()
-	res, err := acquireScript.Int64s(ctx, l.lk.rdb, l.acquireKeys(), l.attemptArgs(left, wake)...)
-	if err != nil {
-		return false, 0, err
-	}
-	return l.attempted(res, sent)
-}
-
-// attemptIn queues the acquire script on p in wake mode.
-func (l *Lock) attemptIn(ctx context.Context, p redis.Pipeliner, left time.Duration) func() (bool, time.Duration, error) {
-	sent := time.Now()
-	read := wait.ScriptIn(ctx, p, func(ctx context.Context, c redis.Scripter) (any, error) {
-		return acquireScript.Run(ctx, c, l.acquireKeys(), l.attemptArgs(left, true)...)
-	})
-	return func() (bool, time.Duration, error) {
-		v, err := read()
-		if err != nil {
-			return false, 0, err
-		}
-		res, err := acquireScript.AsInt64s(v)
-		if err != nil {
-			return false, 0, err
-		}
-		return l.attempted(res, sent)
-	}
+// attempts are the acquire script's attempts; left > 0 queues the caller.
+func (l *Lock) attempts() wait.Attempts {
+	return wait.Attempts{Rdb: l.lk.rdb, Script: acquireScript, Keys: l.acquireKeys(), Args: l.attemptArgs, Attempted: l.attempted}
 }
 
 // attempted reads the acquire script's reply to an attempt sent at sent.

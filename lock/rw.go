@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/ria-go/ria/internal/keys"
 	"github.com/ria-go/ria/internal/option"
@@ -124,7 +123,7 @@ func (rw *RWLock) try(ctx context.Context, ttl time.Duration, write bool) (*RWHo
 		return nil, fmt.Errorf("lock: %s %q: %w", op, rw.name, errors.Join(ErrNotObtained, err))
 	}
 	h := rw.newHold(ttl, write)
-	ok, _, err := h.attempt(ctx, 0, false)
+	ok, _, err := h.attempts().Attempt(ctx, 0)
 	switch {
 	case err != nil && isReply(err):
 		return nil, fmt.Errorf("lock: %s %q: %w", op, rw.name, err)
@@ -161,14 +160,13 @@ func (rw *RWLock) acquire(ctx context.Context, ttl time.Duration, write bool, op
 // wait is RLock's and Lock's wait for h.
 func (rw *RWLock) wait(ctx context.Context, h *RWHold, o acquireOptions) (*RWHold, error) {
 	h.queued = true
+	a := h.attempts()
 	err := rw.lk.waitTurn(ctx, fmt.Sprintf("%s %q", rwOp(h.write), rw.name), rw.hot, o, wait.Turn{
 		GrantKey:  h.grant,
 		GrantRole: "lock rw grant",
 		Lease:     h.lease.TTL(),
-		Attempt: func(ctx context.Context, left time.Duration) (bool, time.Duration, error) {
-			return h.attempt(ctx, left, false)
-		},
-		AttemptIn: h.attemptIn,
+		Attempt:   a.Attempt,
+		AttemptIn: a.AttemptIn,
 		Granted:   h.granted,
 		Leave:     h.leave,
 		GiveBack:  func() { rw.giveBack(h) },
@@ -282,33 +280,9 @@ func (h *RWHold) attemptArgs(left time.Duration, wake bool) []any {
 	return []any{h.token, h.lease.TTL().Milliseconds(), waitMs(left), flag(wake), h.mode(), h.rw.lk.slack.Milliseconds()}
 }
 
-// attempt runs the acquire script once; left > 0 queues the caller.
-func (h *RWHold) attempt(ctx context.Context, left time.Duration, wake bool) (bool, time.Duration, error) {
-	sent := time.Now()
-	res, err := rwAcquireScript.Int64s(ctx, h.rw.lk.rdb, h.acquireKeys(), h.attemptArgs(left, wake)...)
-	if err != nil {
-		return false, 0, err
-	}
-	return h.attempted(res, sent)
-}
-
-// attemptIn queues the acquire script on p in wake mode.
-func (h *RWHold) attemptIn(ctx context.Context, p redis.Pipeliner, left time.Duration) func() (bool, time.Duration, error) {
-	sent := time.Now()
-	read := wait.ScriptIn(ctx, p, func(ctx context.Context, c redis.Scripter) (any, error) {
-		return rwAcquireScript.Run(ctx, c, h.acquireKeys(), h.attemptArgs(left, true)...)
-	})
-	return func() (bool, time.Duration, error) {
-		v, err := read()
-		if err != nil {
-			return false, 0, err
-		}
-		res, err := rwAcquireScript.AsInt64s(v)
-		if err != nil {
-			return false, 0, err
-		}
-		return h.attempted(res, sent)
-	}
+// attempts are the acquire script's attempts; left > 0 queues the caller.
+func (h *RWHold) attempts() wait.Attempts {
+	return wait.Attempts{Rdb: h.rw.lk.rdb, Script: rwAcquireScript, Keys: h.acquireKeys(), Args: h.attemptArgs, Attempted: h.attempted}
 }
 
 // attempted reads the acquire script's reply to an attempt sent at sent.

@@ -11,7 +11,7 @@ func (s *Semaphore) NewPermitForTest(id string) *Permit { return s.newPermit(id)
 
 // AttemptForTest runs one plain acquire attempt; left > 0 queues the caller.
 func (p *Permit) AttemptForTest(ctx context.Context, left time.Duration) (bool, error) {
-	ok, _, err := p.attempt(ctx, left, false)
+	ok, _, err := p.attempts().Attempt(ctx, left)
 	return ok, err
 }
 

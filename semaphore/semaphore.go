@@ -189,7 +189,7 @@ func (s *Semaphore) TryAcquire(ctx context.Context) (*Permit, error) {
 		return nil, s.noPermit(ctx, nil)
 	}
 	p := s.newPermit(uuid.NewString())
-	ok, _, err := p.attempt(ctx, 0, false)
+	ok, _, err := p.attempts().Attempt(ctx, 0)
 	switch {
 	case err != nil && isReply(err):
 		return nil, fmt.Errorf("semaphore: acquire %q: %w", s.name, err)
@@ -253,31 +253,15 @@ func (s *Semaphore) acquire(ctx context.Context, p *Permit, o acquireOptions) (*
 	if o.waitSet {
 		deadline = time.Now().Add(o.wait)
 	}
+	a := p.attempts()
 	ok, err := wait.Queue(ctx, s.rdb, deadline, wait.Turn{
 		GrantKey:  s.keys.grant + p.id,
 		GrantRole: "semaphore grant",
 		Lease:     time.Duration(s.timeout) * time.Millisecond,
-		Hot:       s.hot.Load(),
-		Attempt: func(ctx context.Context, left time.Duration) (bool, time.Duration, error) {
-			s.event("attempt")
-			ok, retry, err := p.attempt(ctx, left, false)
-			if err == nil && !ok {
-				s.hot.Store(true)
-				s.event("queued")
-			}
-			return ok, retry, err
-		},
-		AttemptIn: func(ctx context.Context, pl redis.Pipeliner, left time.Duration) func() (bool, time.Duration, error) {
-			s.event("attempt")
-			read := p.attemptIn(ctx, pl, left)
-			return func() (bool, time.Duration, error) {
-				ok, retry, err := read()
-				if err == nil {
-					s.hot.Store(!ok)
-				}
-				return ok, retry, err
-			}
-		},
+		Hint:      &s.hot,
+		Event:     s.event,
+		Attempt:   a.Attempt,
+		AttemptIn: a.AttemptIn,
 		Granted: func(val string, since time.Time, kept bool) error {
 			p.kept = p.kept || kept
 			seq, err := strconv.ParseInt(val, 10, 64)
@@ -290,7 +274,6 @@ func (s *Semaphore) acquire(ctx context.Context, p *Permit, o acquireOptions) (*
 			return nil
 		},
 		Leave: func(ctx context.Context) error {
-			s.event("leave")
 			_, err := s.release(ctx, p.id, true, true, "")
 			return err
 		},
@@ -331,35 +314,11 @@ func (p *Permit) attemptArgs(left time.Duration, wake bool) []any {
 	return []any{p.id, s.limit, s.timeout, leftMS, flag(left > 0), flag(wake), s.slack.Milliseconds()}
 }
 
-// attempt runs the acquire script once for p. With left > 0 a failed
-// attempt queues the caller. It records the permit's sequence number, or
-// returns retry, the time until the earliest holder's deadline.
-func (p *Permit) attempt(ctx context.Context, left time.Duration, wake bool) (ok bool, retry time.Duration, err error) {
-	sent := time.Now()
-	r, err := acquireScript.Int64s(ctx, p.s.rdb, p.acquireKeys(), p.attemptArgs(left, wake)...)
-	if err != nil {
-		return false, 0, err
-	}
-	return p.attempted(r, sent)
-}
-
-// attemptIn queues the acquire script on pl in wake mode.
-func (p *Permit) attemptIn(ctx context.Context, pl redis.Pipeliner, left time.Duration) func() (bool, time.Duration, error) {
-	sent := time.Now()
-	read := wait.ScriptIn(ctx, pl, func(ctx context.Context, c redis.Scripter) (any, error) {
-		return acquireScript.Run(ctx, c, p.acquireKeys(), p.attemptArgs(left, true)...)
-	})
-	return func() (bool, time.Duration, error) {
-		v, err := read()
-		if err != nil {
-			return false, 0, err
-		}
-		r, err := acquireScript.AsInt64s(v)
-		if err != nil {
-			return false, 0, err
-		}
-		return p.attempted(r, sent)
-	}
+// attempts are the acquire script's attempts for p. With left > 0 a failed
+// attempt queues the caller. An attempt records the permit's sequence
+// number, or returns retry, the time until the earliest holder's deadline.
+func (p *Permit) attempts() wait.Attempts {
+	return wait.Attempts{Rdb: p.s.rdb, Script: acquireScript, Keys: p.acquireKeys(), Args: p.attemptArgs, Attempted: p.attempted}
 }
 
 // attempted reads the acquire script's reply to an attempt sent at sent.

@@ -29,6 +29,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -86,10 +87,16 @@ type Turn struct {
 	// Lease is the caller's own lease (a lock's TTL, a permit's timeout).
 	// It also bounds the wait of a pipelined round (see [BlindCap]).
 	Lease time.Duration
-	// Hot says that the resource is likely taken (the caller's recent
-	// attempts found it so): Queue then starts with a pipelined round
-	// instead of a plain attempt.
-	Hot bool
+	// Hint, if not nil, is the caller's contention hint: set, it says that
+	// the resource is likely taken (recent attempts found it so), and Queue
+	// starts with a pipelined round instead of a plain attempt. Queue
+	// stores in it whether each attempt found the resource taken.
+	Hint *atomic.Bool
+	// Event, if not nil, is called with "attempt" before each attempt,
+	// "queued" after a plain attempt found the resource taken (and queued
+	// the caller), and "leave" before the caller leaves the queue (tests
+	// synchronise on them).
+	Event func(e string)
 	// Attempt runs the acquire script once. With left > 0 a failed attempt
 	// queues the caller, keeping its place for about left (plus slack). On
 	// failure it returns retryIn, the time after which the resource may
@@ -148,7 +155,7 @@ type Turn struct {
 // the read timeout of a blocking command in a pipeline; see [RoomFor]);
 // when it times out, the holder's lease that the attempt reported bounds a
 // plain BLMOVE (no new attempt) before the next round. Queue starts with a
-// pipelined round when t.Hot, else with a plain one, and after the first
+// pipelined round when t.Hint is set, else with a plain one, and after the first
 // attempt that found the resource taken it pipelines every attempt (when
 // the client's read timeout leaves room for it).
 //
@@ -159,8 +166,50 @@ func Queue(ctx context.Context, c Client, deadline time.Time, t Turn) (bool, err
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
-	q := &queuer{c: c, t: t, deadline: deadline, pipe: t.Hot}
+	q := &queuer{c: c, t: t.hinted(), deadline: deadline, pipe: t.Hint != nil && t.Hint.Load()}
 	return q.run(ctx)
+}
+
+// hinted returns t whose attempts and leave report to t.Hint and t.Event.
+func (t Turn) hinted() Turn {
+	hint, event := t.Hint, t.Event
+	if hint == nil {
+		hint = new(atomic.Bool)
+	}
+	if event == nil {
+		event = func(string) {}
+	}
+	if attempt := t.Attempt; attempt != nil {
+		t.Attempt = func(ctx context.Context, left time.Duration) (bool, time.Duration, error) {
+			event("attempt")
+			ok, retry, err := attempt(ctx, left)
+			if err == nil && !ok {
+				hint.Store(true)
+				event("queued")
+			}
+			return ok, retry, err
+		}
+	}
+	if attemptIn := t.AttemptIn; attemptIn != nil {
+		t.AttemptIn = func(ctx context.Context, p redis.Pipeliner, left time.Duration) func() (bool, time.Duration, error) {
+			event("attempt")
+			read := attemptIn(ctx, p, left)
+			return func() (bool, time.Duration, error) {
+				ok, retry, err := read()
+				if err == nil {
+					hint.Store(!ok)
+				}
+				return ok, retry, err
+			}
+		}
+	}
+	if leave := t.Leave; leave != nil {
+		t.Leave = func(ctx context.Context) error {
+			event("leave")
+			return leave(ctx)
+		}
+	}
+	return t
 }
 
 // queuer is the state of one Queue.
@@ -686,6 +735,48 @@ func Sleep(ctx context.Context, d time.Duration) error {
 		return ctx.Err()
 	case <-t.C:
 		return nil
+	}
+}
+
+// Attempts is a Turn's acquire script: Script runs on Rdb with Keys and
+// Args(left, wake), and its reply, two integers, goes to Attempted with
+// the time the attempt was sent. Its methods are the Turn's Attempt and
+// AttemptIn.
+type Attempts struct {
+	Rdb       redis.Scripter
+	Script    *script.Script
+	Keys      []string
+	Args      func(left time.Duration, wake bool) []any
+	Attempted func(res []int64, sent time.Time) (ok bool, retryIn time.Duration, err error)
+}
+
+// Attempt runs the script once, not in wake mode (Turn.Attempt; with
+// left 0, a single attempt that does not queue).
+func (a Attempts) Attempt(ctx context.Context, left time.Duration) (bool, time.Duration, error) {
+	sent := time.Now()
+	res, err := a.Script.Int64s(ctx, a.Rdb, a.Keys, a.Args(left, false)...)
+	if err != nil {
+		return false, 0, err
+	}
+	return a.Attempted(res, sent)
+}
+
+// AttemptIn queues the script on p in wake mode (Turn.AttemptIn).
+func (a Attempts) AttemptIn(ctx context.Context, p redis.Pipeliner, left time.Duration) func() (bool, time.Duration, error) {
+	sent := time.Now()
+	read := ScriptIn(ctx, p, func(ctx context.Context, c redis.Scripter) (any, error) {
+		return a.Script.Run(ctx, c, a.Keys, a.Args(left, true)...)
+	})
+	return func() (bool, time.Duration, error) {
+		v, err := read()
+		if err != nil {
+			return false, 0, err
+		}
+		res, err := a.Script.AsInt64s(v)
+		if err != nil {
+			return false, 0, err
+		}
+		return a.Attempted(res, sent)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -542,9 +543,13 @@ type turn struct {
 	grantKey string
 	attempt  func(ctx context.Context, n int) (bool, time.Duration, error)
 	granted  func(val string) error // nil: accept
-	hot      bool
+	hot      bool                   // the contention hint Queue starts with
 	lease    time.Duration
 	leaveErr error // what Leave returns
+
+	hint   *atomic.Bool // the hint as Queue left it
+	mu     sync.Mutex
+	events []string // Turn.Event's, in order
 
 	calls     []call
 	grants    []string
@@ -559,12 +564,25 @@ type call struct {
 	pipelined bool
 }
 
+// hint returns a contention hint set to hot.
+func hint(hot bool) *atomic.Bool {
+	h := new(atomic.Bool)
+	h.Store(hot)
+	return h
+}
+
 func (r *turn) Turn() wait.Turn {
+	r.hint = hint(r.hot)
 	return wait.Turn{
 		GrantKey:  r.grantKey,
 		GrantRole: "test grant",
 		Lease:     r.lease,
-		Hot:       r.hot,
+		Hint:      r.hint,
+		Event: func(e string) {
+			r.mu.Lock()
+			r.events = append(r.events, e)
+			r.mu.Unlock()
+		},
 		Attempt: func(ctx context.Context, left time.Duration) (bool, time.Duration, error) {
 			r.calls = append(r.calls, call{time.Now(), left, false})
 			return r.attempt(ctx, len(r.calls))
@@ -631,6 +649,8 @@ func TestQueue_firstTry(t *testing.T) {
 			assert.Empty(t, r.grants)
 			assert.Equal(t, int64(0), r.leaves.Load())
 			assert.Equal(t, int64(0), rt, "no wait, no round trip")
+			assert.Equal(t, []string{"attempt"}, r.events)
+			assert.False(t, r.hint.Load(), "not hot: the attempt found it free")
 		})
 		t.Run("hot", func(t *testing.T) {
 			r := &turn{grantKey: b.Prefix + "{k}:grant", attempt: ok, hot: true, lease: time.Minute}
@@ -646,6 +666,8 @@ func TestQueue_firstTry(t *testing.T) {
 			n, err := b.Client.Exists(t.Context(), r.grantKey).Result()
 			require.NoError(t, err)
 			assert.Zero(t, n, "the pop took the wake")
+			assert.Equal(t, []string{"attempt"}, r.events)
+			assert.False(t, r.hint.Load(), "no longer hot: the pipelined attempt found it free")
 		})
 	})
 }
@@ -705,6 +727,12 @@ func TestQueue_deadline(t *testing.T) {
 				require.Len(t, r.calls, 1, "one attempt, then give up")
 				assert.Equal(t, time.Millisecond, r.calls[0].left, "the minimum left")
 				assert.Equal(t, int64(1), r.leaves.Load(), "gave up after an attempt: left the queue")
+				if hot {
+					assert.Equal(t, []string{"attempt", "leave"}, r.events, "a pipelined attempt is not reported queued")
+				} else {
+					assert.Equal(t, []string{"attempt", "queued", "leave"}, r.events)
+				}
+				assert.True(t, r.hint.Load(), "the attempt found it taken: hot")
 			})
 			t.Run(fmt.Sprintf("passes while waiting/hot=%v", hot), func(t *testing.T) {
 				const d = 300 * time.Millisecond
