@@ -80,6 +80,15 @@ bench: redis benchdata
 	cd bench && $(GO) run ./cachebench
 	cd bench && $(GO) run ./searchbench
 
+# fuzz: run every fuzz test for FUZZTIME (default 30s) beyond its seed
+# corpus, which make test runs.
+FUZZTIME ?= 30s
+fuzz:
+	@for f in $$(grep -rl --include='*_test.go' '^func Fuzz' .); do d=$$(dirname $$f); \
+	  for n in $$(grep -o '^func Fuzz[A-Za-z0-9_]*' $$f | cut -d' ' -f2); do \
+	    echo "== $$d $$n"; $(GO) test -run '^$$' -fuzz "^$$n$$" -fuzztime $(FUZZTIME) ./$$d || exit 1; \
+	  done; done
+
 cover: redis
 	RIA_REQUIRE_REDIS=1 $(GO) test -count=1 -coverprofile=cover.out ./...
 	$(GO) tool cover -func=cover.out | tail -1
