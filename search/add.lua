@@ -19,8 +19,7 @@
 -- seq/256) documents, then a bitmap (common.lua): at most 8 times the
 -- memory of an intset of that many numbers, read by a query in C rather
 -- than member by member in Lua (the package doc).
--- Tag postings ('g:') stay SETs. A bitmap stays one; it goes with its
--- last document.
+-- A bitmap stays one; it goes with its last document.
 -- returns {documents added, documents replaced}
 -- Every key, and every value parsed, is checked before the first write.
 local ids, stats, dpre, ppre, zpre, dnums = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
@@ -72,7 +71,7 @@ for _, doc in ipairs(docs) do
     end
     for f in pairs(fields) do
       local p = string.sub(f, 1, 2)
-      if p == 't:' or p == 'g:' then old[f] = true end
+      if p == 't:' then old[f] = true end
     end
     lendelta = lendelta - tonumber(fields['#n'])
     doc.exists = true
@@ -123,9 +122,6 @@ local function check(tok)
   local key = ppre .. tok
   local t, n, err = posting_info(key)
   if not t then return err end
-  if t == 'string' and string.sub(tok, 1, 2) == 'g:' then
-    return key_error('WRONGTYPE', key, 'search tag posting', 'a string', 'a set')
-  end
   ptype[tok], pcard[tok], pkey[tok] = t, n, key
 end
 for tok in pairs(add) do
@@ -151,8 +147,7 @@ if bad then return bad end
 local most = math.max(threshold, math.floor(nextnum / 256))
 local convert = {}
 for tok, nums in pairs(add) do
-  if ptype[tok] ~= 'string' and string.sub(tok, 1, 2) == 't:'
-      and pcard[tok] + #nums - (rem[tok] and #rem[tok] or 0) > most then
+  if ptype[tok] ~= 'string' and pcard[tok] + #nums - (rem[tok] and #rem[tok] or 0) > most then
     local all = {}
     if ptype[tok] == 'set' then
       all = redis.call('SMEMBERS', pkey[tok])

@@ -64,7 +64,8 @@ func asciiLower(s string) string {
 // alphabet of n characters scores the first int(52 / log2(n+1))
 // characters of a string (n+1: a short string's placeholder sorts before
 // every character), so a smaller alphabet orders longer prefixes: 10
-// characters for a-z, 8 for a-z0-9. An Alphabet is immutable.
+// characters for a-z, 9 for a-z0-9, 8 for a-zA-Z0-9. An Alphabet is
+// immutable.
 type Alphabet struct {
 	chars  string
 	index  map[rune]uint64

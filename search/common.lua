@@ -1,7 +1,7 @@
 -- common.lua: helpers of the search scripts, prepended to each (after
 -- check.lua, whose key_error they use).
 --
--- Postings: a token ('t:<term>' or 'g:<field>:<value>') has a posting at
+-- Postings: a token ('t:<term>') has a posting at
 -- <posting prefix><token>: a SET of document numbers, or, once a term is
 -- frequent (add.lua), a bitmap: a STRING whose bit n is set for document
 -- n (bit 0 is the high bit of the first byte, as SETBIT counts).

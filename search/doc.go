@@ -97,8 +97,7 @@
 // BITCOUNT in the server, and its first page in index order by BITPOS
 // and GETRANGE; when one word's posting is a SET, SINTER over the SETs
 // gives the candidates, which the bitmaps and exclusions filter. A bitmap
-// stays a bitmap (it is deleted with its last document). Tag postings
-// ([Shard.TagKey]) are always SETs.
+// stays a bitmap (it is deleted with its last document).
 //
 // # Upgrading
 //

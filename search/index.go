@@ -63,7 +63,7 @@ const (
 type Limits struct {
 	// MaxTextBytes bounds Document.Text (default 1 MiB).
 	MaxTextBytes int
-	// MaxTerms bounds the distinct terms and tags of a document (default
+	// MaxTerms bounds the distinct terms of a document (default
 	// 10,000).
 	MaxTerms int
 }
@@ -156,7 +156,7 @@ func WithCacheTTL(d time.Duration) Option { return func(o *options) { o.ttl = d 
 func WithLimits(l Limits) Option { return func(o *options) { o.limits = l } }
 
 // Index is a full-text index of documents: postings, stored sort fields,
-// score ZSETs and tags, in one Cluster slot per shard. It is safe for
+// and score ZSETs, in one Cluster slot per shard. It is safe for
 // concurrent use, and any number of Indexes (in any number of processes)
 // with the same name, prefix and shard count share the same documents.
 type Index struct {

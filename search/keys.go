@@ -64,15 +64,11 @@ func newShardKeys(ks keys.Space, tag string) shardKeys {
 // onceKey returns a new reply record key of the shard.
 func (k shardKeys) onceKey() string { return k.space.Once(k.tag) }
 
-// Token prefixes: a document's terms and tags share the posting
-// machinery under two namespaces.
-const (
-	termToken = "t:" // t:<term>
-	tagToken  = "g:" // g:<field>:<value>
-)
+// termToken prefixes a term in its posting key and in its document's
+// hash field (t:<term>).
+const termToken = "t:"
 
-func termTok(term string) string        { return termToken + term }
-func tagTok(field, value string) string { return tagToken + field + ":" + value }
+func termTok(term string) string { return termToken + term }
 
 // shardOf returns the shard of document id in an index of n shards: FNV-1a
 // of the ID modulo n. Changing n moves documents: an index keeps its
@@ -134,9 +130,9 @@ func (s Shard) Key(part string) string { return s.k.space.Key(s.k.tag, "u:"+part
 func (s Shard) IDsKey() string { return s.k.ids }
 
 // DocKey returns the HASH of document number num: "#id" (the document
-// ID), "#n" (its number of terms), "t:<term>" (a term's count),
-// "g:<field>:<value>" (1 per tag) and "s:<field>" (a sort field's value,
-// a Numeric one formatted back from its float64).
+// ID), "#n" (its number of terms), "t:<term>" (a term's count) and
+// "s:<field>" (a sort field's value, a Numeric one formatted back from its
+// float64).
 func (s Shard) DocKey(num int64) string { return s.k.docPrefix + strconv.FormatInt(num, 10) }
 
 // TermKey returns the posting of term: a SET of the numbers of the
@@ -144,11 +140,6 @@ func (s Shard) DocKey(num int64) string { return s.k.docPrefix + strconv.FormatI
 // STRING whose bit n is set for document n; see the package doc).
 // Scripts reading it must handle both.
 func (s Shard) TermKey(term string) string { return s.k.setPrefix + termTok(term) }
-
-// TagKey returns the SET of the numbers of the documents tagged value in
-// field (tag postings are always SETs, so ZUNIONSTORE and ZINTERSTORE can
-// weigh them).
-func (s Shard) TagKey(field, value string) string { return s.k.setPrefix + tagTok(field, value) }
 
 // ScoreKey returns the ZSET of score name: document number -> score.
 func (s Shard) ScoreKey(name string) string { return s.k.scorePrefix + name }

@@ -74,12 +74,6 @@ func (e *ParseError) Unwrap() error { return e.Err }
 // term is left (an empty query, only stop words); [ErrOnlyExclusions]
 // for a query that only excludes.
 func Parse(a Analyzer, q string) (*Query, error) {
-	return parse(a, q, false)
-}
-
-// parse is Parse; with allowEmpty, a query without wanted terms (only
-// tags filter the search) is no error.
-func parse(a Analyzer, q string, allowEmpty bool) (*Query, error) {
 	if a == nil {
 		a = defaultAnalyzer
 	}
@@ -147,7 +141,7 @@ func parse(a Analyzer, q string, allowEmpty bool) (*Query, error) {
 		}
 		pos = end
 	}
-	if len(groups) == 0 && !allowEmpty {
+	if len(groups) == 0 {
 		if len(exclude) > 0 {
 			return fail(len(q), ErrOnlyExclusions, "only exclusions: say what to search for")
 		}

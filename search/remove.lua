@@ -35,7 +35,7 @@ for i = 1, n do
     local toks = {}
     for f in pairs(fields) do
       local p = string.sub(f, 1, 2)
-      if p == 't:' or p == 'g:' then
+      if p == 't:' then
         toks[#toks + 1] = f
         if not ptype[f] then
           local t, err = posting_type(ppre .. f)
