@@ -155,9 +155,9 @@ type Turn struct {
 // the read timeout of a blocking command in a pipeline; see [RoomFor]);
 // when it times out, the holder's lease that the attempt reported bounds a
 // plain BLMOVE (no new attempt) before the next round. Queue starts with a
-// pipelined round when t.Hint is set, else with a plain one, and after the first
-// attempt that found the resource taken it pipelines every attempt (when
-// the client's read timeout leaves room for it).
+// pipelined round when t.Hint is set, else with a plain one, and after the
+// first attempt that found the resource taken it pipelines every attempt
+// (when the client's read timeout leaves room for it).
 //
 // An empty value popped from the grant list is a wake, not a grant (a
 // release that found the caller's place expired, or Queue's own wake on
