@@ -83,8 +83,8 @@
 // the type statistics) that is not an integer within ±2^53 as Redis writes
 // one, or an unknown bid type in the types HASH, is a *ria.KeyError
 // matching ria.ErrCorrupt (Target also refuses a targeting counter below
-// 0, or at 2^53, whose next ID would repeat it), as is a re-index whose first eCPM would not be
-// finite.
+// 0, or at 2^53, whose next ID would repeat it), as is a re-index whose
+// first eCPM would not be finite.
 //
 // # How it ranks
 //

@@ -11,8 +11,9 @@ import (
 	"github.com/ria-go/ria/market"
 )
 
-// A money supply that no deposit writes (negative, not in canonical form) is refused as corrupt by AddUser, AddFunds and Totals,
-// and nothing changes. A negative supply let deposits pass MaxFunds: a
+// A money supply that no deposit writes (negative, not in canonical form)
+// is refused as corrupt by AddUser, AddFunds and Totals, and nothing
+// changes. A negative supply let deposits pass MaxFunds: a
 // balance went beyond 2^53, which every purchase then refused as corrupt;
 // Totals read '007' and '+5', which the scripts refuse.
 func TestMarket_corruptMoney(t *testing.T) {
