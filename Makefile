@@ -5,15 +5,17 @@ GO ?= go
 
 all: test
 
-# redis: install redis-server (Debian package) when it is missing; installing
-# needs root, otherwise install it yourself or put redis-server on PATH.
+# redis: install redis-server, and locales (the language locale some tests
+# run a server under: redistest.StartCollatingServer), from Debian's
+# packages when missing; installing needs root, otherwise install them
+# yourself or put redis-server on PATH.
 redis:
-	@command -v redis-server >/dev/null 2>&1 || { \
+	@{ command -v redis-server && command -v localedef && [ -e /usr/share/i18n/locales/en_US ]; } >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    echo "installing redis-server (apt-get)"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server redis-tools >/dev/null; \
+	    echo "installing redis-server, locales (apt-get)"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server redis-tools locales >/dev/null; \
 	  else \
-	    echo "redis-server is missing: run 'sudo apt-get install redis-server' (or put a redis-server on PATH)" >&2; exit 1; \
+	    echo "redis-server or locales is missing: run 'sudo apt-get install redis-server locales' (or put a redis-server on PATH)" >&2; exit 1; \
 	  fi; }
 	@redis-server --version
 

@@ -170,22 +170,7 @@ end
 -- length, r document frequencies (the statistics the search used). Mode
 -- 'doc' is by document number: the order documents were first indexed.
 
--- BYTE_ORDER: Lua's string < is strcoll, and Redis sets LC_COLLATE from
--- its environment; these probes fail under every glibc language locale
--- (which ignore case or punctuation first) and hold under C, POSIX and
--- C.UTF-8 (strcmp). When they fail, comparisons go byte by byte in Lua.
-local BYTE_ORDER = ('B' < 'a') and ('Z' < '_') and ('_' < 'a') and ('-' < '0') and ('a' < 'aa')
-  and ('a b' < 'ab') and ('z' < '\195\169') and ('\127' < '\128') and ('\195\169' < '\255')
-
-local function bless(x, y) -- x < y by bytes
-  if x == y then return false end
-  local n = math.min(#x, #y)
-  for i = 1, n do
-    local p, q = string.byte(x, i), string.byte(y, i)
-    if p ~= q then return p < q end
-  end
-  return #x < #y
-end
+-- BYTE_ORDER and bless come from internal/script (BytesLua), prepended.
 
 -- parse_spec reads a sort spec; weights name ZSETs under zpre. It returns
 -- nil for a spec that is not one search.lua writes (a corrupt cache).

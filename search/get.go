@@ -17,7 +17,7 @@ var (
 	//go:embed get.lua
 	getLua string
 
-	getScript = script.New("search get", commonLua+getLua)
+	getScript = script.New("search get", script.BytesLua+commonLua+getLua)
 )
 
 // Stored is what the index holds for one document ([Index.Get]). The

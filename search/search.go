@@ -31,11 +31,11 @@ var (
 	//go:embed stats.lua
 	statsLua string
 
-	addScript    = script.NewOnce("search add", commonLua+addLua)
-	removeScript = script.NewOnce("search remove", commonLua+removeLua)
-	searchScript = script.New("search search", commonLua+searchLua)
-	pageScript   = script.New("search page", commonLua+pageLua)
-	statsScript  = script.New("search stats", commonLua+statsLua)
+	addScript    = script.NewOnce("search add", script.BytesLua+commonLua+addLua)
+	removeScript = script.NewOnce("search remove", script.BytesLua+commonLua+removeLua)
+	searchScript = script.New("search search", script.BytesLua+commonLua+searchLua)
+	pageScript   = script.New("search page", script.BytesLua+commonLua+pageLua)
+	statsScript  = script.New("search stats", script.BytesLua+commonLua+statsLua)
 )
 
 // MaxFieldBytes is the longest value of a sort field.

@@ -24,6 +24,7 @@ type Server struct {
 	dir  string
 	port int
 	args []string
+	env  []string // added to the process's environment
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -42,7 +43,38 @@ func StartServer(t testing.TB, args ...string) *Server {
 	return s
 }
 
+// StartCollatingServer starts a redis-server of t's own, as [StartServer]
+// does, under the glibc language locale en_US.UTF-8, compiled for it by
+// localedef into a temporary LOCPATH: Lua's string comparison in its
+// scripts (strcoll) then follows that language's collation (case and
+// punctuation ignored first), not byte order, as on a server whose
+// environment sets LANG=en_US.UTF-8. It needs localedef and Debian's
+// locales package (make redis installs them).
+func StartCollatingServer(t testing.TB, args ...string) *Server {
+	t.Helper()
+	dir := t.TempDir()
+	out, err := exec.Command("localedef", "-i", "en_US", "-f", "UTF-8", filepath.Join(dir, "en_US.UTF-8")).CombinedOutput()
+	if err != nil {
+		msg := fmt.Sprintf("redistest: localedef en_US.UTF-8 (%v: %s): COLLATING-SERVER TESTS NOT RUN; "+
+			"install Debian's locales package or run make test", err, out)
+		if os.Getenv("RIA_REQUIRE_REDIS") == "1" {
+			t.Fatal(msg + " (RIA_REQUIRE_REDIS=1)")
+		}
+		t.Skip(msg)
+	}
+	s, err := startServerEnv(bin(t), []string{"LOCPATH=" + dir, "LC_ALL=en_US.UTF-8"}, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	return s
+}
+
 func startServer(bin string, args ...string) (*Server, error) {
+	return startServerEnv(bin, nil, args...)
+}
+
+func startServerEnv(bin string, env []string, args ...string) (*Server, error) {
 	dir, err := os.MkdirTemp("", "ria-redis-")
 	if err != nil {
 		return nil, err
@@ -53,7 +85,7 @@ func startServer(bin string, args ...string) (*Server, error) {
 		if err != nil {
 			return nil, err
 		}
-		s := &Server{bin: bin, dir: dir, port: port, args: args}
+		s := &Server{bin: bin, dir: dir, port: port, args: args, env: env}
 		if last = s.start(); last == nil {
 			return s, nil
 		}
@@ -72,6 +104,9 @@ func (s *Server) start() error {
 		"--logfile", filepath.Join(s.dir, "redis.log"), "--loglevel", "warning",
 	}, s.args...)
 	cmd := exec.Command(s.bin, args...)
+	if len(s.env) > 0 {
+		cmd.Env = append(os.Environ(), s.env...)
+	}
 	// Die with the test binary even if it is killed before Main stops us.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {

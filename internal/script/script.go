@@ -41,6 +41,14 @@ import (
 //go:embed mint.lua
 var MintLua string
 
+// BytesLua defines BYTE_ORDER (Lua's string < is byte order on this
+// server) and bless(x, y), x < y by bytes whatever the server's locale:
+// for scripts that order strings as ZSETs do. Prepend it to a script's
+// source: New(name, BytesLua+src).
+//
+//go:embed bytes.lua
+var BytesLua string
+
 var (
 	//go:embed check.lua
 	checkLua string
@@ -221,20 +229,51 @@ func keyError(err error) error {
 	return e
 }
 
-// Unknown wraps err with ria.ErrOutcomeUnknown unless the server answered
-// it (a redis.Error: the script ran, or was refused, and told us), or it is
-// nil or a *ria.KeyError. Use it for the errors of state-changing calls
+// Unknown wraps err with ria.ErrOutcomeUnknown unless the call is known to
+// have changed nothing, or to have answered: err is nil, a *ria.KeyError
+// (a script's check, before its first write), or a reply of the server
+// that go-redis does not re-send on (the script ran and answered, or the
+// server refused the call's only attempt). Any other error may end a call
+// whose request reached Redis: a network error, a timeout, a dial error
+// (an earlier attempt may have run before the connection broke), and a
+// refusal go-redis re-sends on (LOADING, READONLY, TRYAGAIN, CLUSTERDOWN,
+// MASTERDOWN, NOREPLICAS, max clients), which may answer the re-send of
+// an attempt that ran and lost its reply (a restarted or failed-over
+// server). The errors an errors.Join holds (calls sent together) are
+// classified one by one. Use it for the errors of state-changing calls
 // whose request may have reached Redis.
 func Unknown(err error) error {
 	if err == nil || errors.Is(err, ria.ErrOutcomeUnknown) {
 		return err
 	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		parts := j.Unwrap()
+		out := make([]error, len(parts))
+		for i, e := range parts {
+			out[i] = Unknown(e)
+		}
+		return errors.Join(out...)
+	}
 	var rerr redis.Error
 	var kerr *ria.KeyError
-	if errors.As(err, &rerr) || errors.As(err, &kerr) {
+	if errors.As(err, &kerr) || errors.As(err, &rerr) && !resent(err) {
 		return err
 	}
 	return fmt.Errorf("%w: %w", ria.ErrOutcomeUnknown, err)
+}
+
+// MayHaveRun reports whether a state-changing call that failed with err
+// may have run on the server (see [Unknown]).
+func MayHaveRun(err error) bool {
+	return errors.Is(Unknown(err), ria.ErrOutcomeUnknown)
+}
+
+// resent reports whether err is a server refusal that go-redis re-sends a
+// command on.
+func resent(err error) bool {
+	return redis.IsLoadingError(err) || redis.IsReadOnlyError(err) || redis.IsTryAgainError(err) ||
+		redis.IsClusterDownError(err) || redis.IsMasterDownError(err) || redis.IsNoReplicasError(err) ||
+		redis.IsMaxClientsError(err)
 }
 
 // ReplayWindow returns how long after a command first reached the server

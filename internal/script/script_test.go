@@ -2,6 +2,7 @@ package script_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"testing"
@@ -154,7 +155,34 @@ func TestUnknown(t *testing.T) {
 	assert.Equal(t, err, script.Unknown(err), "wrapped once")
 	kerr := &ria.KeyError{Err: ria.ErrWrongType}
 	assert.Same(t, kerr, script.Unknown(kerr))
+
+	// A server's answer: the call ran and answered, or was refused, once.
+	answer := srvErr("ERR something the script said")
+	assert.Equal(t, error(answer), script.Unknown(answer))
+	assert.False(t, script.MayHaveRun(answer))
+	// A refusal go-redis re-sends on may answer the re-send of a call
+	// that ran and lost its reply.
+	for _, e := range []srvErr{"LOADING Redis is loading the dataset in memory", "READONLY You can't write against a read only replica.",
+		"TRYAGAIN Multiple keys request during rehashing of slot", "CLUSTERDOWN The cluster is down",
+		"MASTERDOWN Link with MASTER is down", "NOREPLICAS Not enough good replicas to write.", "ERR max number of clients reached"} {
+		assert.ErrorIs(t, script.Unknown(e), ria.ErrOutcomeUnknown, string(e))
+		assert.True(t, script.MayHaveRun(e), string(e))
+	}
+	assert.True(t, script.MayHaveRun(&net.OpError{Op: "dial", Err: io.EOF}), "a dial error may follow an attempt that ran")
+	assert.False(t, script.MayHaveRun(kerr))
+	// Calls sent together: one part unknown makes the whole unknown,
+	// and every part stays in the chain.
+	joined := script.Unknown(errors.Join(kerr, netErr))
+	assert.ErrorIs(t, joined, ria.ErrOutcomeUnknown)
+	assert.ErrorIs(t, joined, ria.ErrWrongType)
+	assert.NotErrorIs(t, script.Unknown(errors.Join(kerr, answer)), ria.ErrOutcomeUnknown)
 }
+
+// srvErr is a server error reply (redis.Error) that miniredis cannot produce.
+type srvErr string
+
+func (e srvErr) Error() string { return string(e) }
+func (srvErr) RedisError()     {}
 
 func TestReplayWindow(t *testing.T) {
 	c := redis.NewClient(&redis.Options{})
@@ -326,4 +354,53 @@ return 'ok'`)
 			assert.Equal(t, want, got, "%q", v)
 		}
 	})
+}
+
+// TestBytesLua: bless orders strings by bytes, both through Lua's < when
+// the server's collation is byte order (BYTE_ORDER) and byte by byte when
+// it is not (forced here: the test servers run under the C locale).
+func TestBytesLua(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		pairs := [][2]string{
+			{"B", "a"}, {"a", "B"}, {"a", "aa"}, {"aa", "a"}, {"a b", "ab"}, {"ab", "a b"}, {"z", "é"},
+			{"\x7f", "\x80"}, {"Z", "_"}, {"-", "0"}, {"", "a"}, {"a", ""}, {"same", "same"}, {"\xff", "é"},
+		}
+		var args []any
+		var want []int64
+		for _, p := range pairs {
+			args = append(args, p[0], p[1])
+			w := int64(0)
+			if p[0] < p[1] { // Go compares strings by bytes
+				w = 1
+			}
+			want = append(want, w)
+		}
+		body := `
+local out = {}
+for i = 1, #ARGV, 2 do out[#out + 1] = bless(ARGV[i], ARGV[i + 1]) and 1 or 0 end
+return out`
+		for _, force := range []string{"", "BYTE_ORDER = false\n"} {
+			got, err := script.New("bless", script.BytesLua+force+body).Int64s(ctx, b.Client, nil, args...)
+			require.NoError(t, err)
+			assert.Equal(t, want, got, "forced byte by byte: %v", force != "")
+		}
+		order, err := script.New("order", script.BytesLua+"return BYTE_ORDER and 1 or 0").Int64(ctx, b.Client, nil)
+		require.NoError(t, err)
+		assert.Equal(t, int64(1), order, "the test servers collate by bytes (C locale)")
+	})
+}
+
+// TestBytesLua_collatingServer: on a server under a language locale, Lua's
+// < is not byte order (BYTE_ORDER is false) and bless still is.
+func TestBytesLua_collatingServer(t *testing.T) {
+	srv := redistest.StartCollatingServer(t)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	t.Cleanup(func() { _ = rdb.Close() })
+	ctx := t.Context()
+	got, err := script.New("probe", script.BytesLua+`
+return {BYTE_ORDER and 1 or 0, ('B' < 'a') and 1 or 0, bless('B', 'a') and 1 or 0, bless('a', 'B') and 1 or 0,
+  bless('a b', 'ab') and 1 or 0, bless('ab', 'a b') and 1 or 0}`).Int64s(ctx, rdb, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{0, 0, 1, 0, 1, 0}, got, "BYTE_ORDER, Lua's 'B' < 'a', then bless by bytes")
 }
