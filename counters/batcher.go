@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/ria-go/ria"
 	"github.com/ria-go/ria/internal/keys"
@@ -207,6 +204,52 @@ func (b *Batcher) Flush(ctx context.Context) error {
 	if len(batch) == 0 {
 		return nil
 	}
+	// One update per counter in flight: while one may have run (its
+	// outcome rests on its reply record), the counter's new increments
+	// wait beside it, so that an outage keeps one update per counter, not
+	// one per flush. They go in a second round trip once it is settled.
+	busy := map[string]bool{}
+	for _, p := range batch {
+		if p.maybeRan {
+			busy[p.name] = true
+		}
+	}
+	var first, held []*pending
+	for _, p := range batch {
+		if !p.maybeRan && busy[p.name] {
+			held = append(held, p)
+		} else {
+			first = append(first, p)
+		}
+	}
+	errs := b.send(ctx, first)
+	if len(held) > 0 {
+		for name := range busy {
+			busy[name] = false
+		}
+		for _, p := range b.retry {
+			if p.maybeRan {
+				busy[p.name] = true
+			}
+		}
+		var next []*pending
+		for _, p := range held {
+			if busy[p.name] {
+				b.retry = append(b.retry, p)
+			} else {
+				next = append(next, p)
+			}
+		}
+		if len(next) > 0 {
+			errs = append(errs, b.send(ctx, next)...)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// send writes batch in one pipeline, settles what it can and keeps in
+// b.retry the updates to send again.
+func (b *Batcher) send(ctx context.Context, batch []*pending) []error {
 	now := b.now()
 	var (
 		errs                      []error
@@ -256,7 +299,7 @@ func (b *Batcher) Flush(ctx context.Context) error {
 			dropped += abs(p.n)
 			continue
 		}
-		p.maybeRan = p.maybeRan || mayHaveRun(err)
+		p.maybeRan = p.maybeRan || script.MayHaveRun(err)
 		b.retry = append(b.retry, p)
 	}
 	b.mu.Lock()
@@ -265,19 +308,7 @@ func (b *Batcher) Flush(ctx context.Context) error {
 	b.dropped += dropped
 	b.unknown += unknown
 	b.mu.Unlock()
-	return errors.Join(errs...)
-}
-
-// mayHaveRun reports whether a call that failed with err may have reached
-// the server: not when the connection could not be made, nor when the
-// server refused it (LOADING, TRYAGAIN...: a redis.Error).
-func mayHaveRun(err error) bool {
-	var rerr redis.Error
-	var oerr *net.OpError
-	if errors.As(err, &rerr) || (errors.As(err, &oerr) && oerr.Op == "dial") {
-		return false
-	}
-	return true
+	return errs
 }
 
 // Run flushes every interval ([WithInterval]: 1 s) until ctx ends or

@@ -102,16 +102,22 @@
 //     last flush: at most one interval ([WithInterval], 1 s) of
 //     increments, plus any flush being retried. Increments are counted in
 //     the slice of the flush that writes them, at most an interval late.
-//     A flush that gets no reply is sent again with its reply record for
-//     1 min after it was first sent: the record lives for the client's
-//     retry window plus 1 min, and go-redis may take a retry window to
-//     deliver a re-send. After that its increments are given up and
-//     counted in [BatcherStats.Unknown]. An update kept from a flush that
-//     could not connect takes new increments of its counter as long as
-//     the sum stays within ±[MaxDelta] (the rest go in an update of their
-//     own), and the failure of one update never stops the rest of a
-//     flush. [Batcher.Stats] counts each increment in exactly one outcome
-//     and does not wait for a flush.
+//     A flush that may have run (no reply; or re-sends that could not
+//     connect or were refused with LOADING, READONLY and the like, which
+//     is how a restarting or failed-over server answers the re-send of a
+//     call it ran) is sent again with its reply record for 1 min after
+//     it was first sent: the record lives for the client's retry window
+//     plus 1 min, and go-redis may take a retry window to deliver a
+//     re-send. After that its increments are given up and counted in
+//     [BatcherStats.Unknown]: an outage longer than that costs at most one
+//     flush's increments per counter, reported. Meanwhile the counter's
+//     new increments sum beside it, sent once it is settled (one update
+//     per counter in flight). An update the server refused for good never
+//     ran: it takes new increments of its counter as long as the sum
+//     stays within ±[MaxDelta] (the rest go in an update of their own),
+//     and the failure of one update never stops the rest of a flush.
+//     [Batcher.Stats] counts each increment in exactly one outcome and
+//     does not wait for a flush.
 //   - Each Batcher flush leaves a reply record of a few dozen bytes per
 //     counter for the client's retry window (about 52 s with go-redis's
 //     defaults). Update and Stats.Update leave none.

@@ -5,12 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/ria-go/ria"
 	"github.com/ria-go/ria/internal/keys"
@@ -302,7 +299,7 @@ func (c *core) write(ctx context.Context, b *batch) error {
 		c.settle(&c.dropped)
 		return err
 	}
-	b.maybeRan = b.maybeRan || mayHaveRun(err)
+	b.maybeRan = b.maybeRan || script.MayHaveRun(err)
 	return err
 }
 
@@ -387,18 +384,6 @@ func (h *Handler) Close(ctx context.Context) error {
 // transient reports whether a write may succeed if tried again.
 func transient(err error) bool {
 	return wait.Transient(err) || errors.Is(err, ria.ErrOutcomeUnknown) || errors.Is(err, context.DeadlineExceeded)
-}
-
-// mayHaveRun reports whether a call that failed with err may have reached
-// the server: not when the connection could not be made, nor when the
-// server refused it (LOADING, ...: a redis.Error).
-func mayHaveRun(err error) bool {
-	var rerr redis.Error
-	var oerr *net.OpError
-	if errors.As(err, &rerr) || (errors.As(err, &oerr) && oerr.Op == "dial") {
-		return false
-	}
-	return true
 }
 
 func checkName(op, name string) error {
