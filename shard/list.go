@@ -202,7 +202,9 @@ func (l *List) bpop(ctx context.Context, dir string, timeout time.Duration) (str
 			// the wait ended is not left behind while we report none.
 			return l.pop(ctx, dir, waiter, -1)
 		}
-		v, ok, err := l.pop(ctx, dir, waiter, left)
+		// The registration lasts one block (re-made by the next pop): a
+		// wait of "for ever" (math.MaxInt64) would overflow with the slack.
+		v, ok, err := l.pop(ctx, dir, waiter, min(left, wait.MaxBlock))
 		if err != nil || ok {
 			return v, ok, err
 		}

@@ -198,12 +198,18 @@ func wrongType(ctx context.Context, rdb Client, err error, key, role, want strin
 }
 
 // batchErr collects the errors of a pipeline's commands on shard keys,
-// each named by its key; WRONGTYPE replies become *ria.KeyError.
+// each named by its key, in an errors.Join (which script.Unknown
+// classifies error by error); WRONGTYPE replies become *ria.KeyError.
 func batchErr(ctx context.Context, rdb Client, cmds []redis.Cmder, keyOf func(redis.Cmder) string, role, want string) error {
 	var errs []error
 	for _, c := range cmds {
 		if err := c.Err(); err != nil && err != redis.Nil {
-			errs = append(errs, wrongType(ctx, rdb, err, keyOf(c), role, want))
+			err = wrongType(ctx, rdb, err, keyOf(c), role, want)
+			var kerr *ria.KeyError
+			if !errors.As(err, &kerr) { // a KeyError names its key
+				err = fmt.Errorf("%s %q: %w", role, keyOf(c), err)
+			}
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)

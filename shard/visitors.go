@@ -137,11 +137,11 @@ func SessionID(session string) (int64, error) {
 	if len(h) < 15 {
 		return 0, fmt.Errorf("shard: session %q: want a UUID (at least 15 hex digits)", session)
 	}
-	id, err := strconv.ParseInt(h[:15], 16, 64)
+	id, err := strconv.ParseUint(h[:15], 16, 64) // no sign, unlike ParseInt
 	if err != nil {
 		return 0, fmt.Errorf("shard: session %q: want a UUID: %w", session, err)
 	}
-	return id, nil
+	return int64(id), nil
 }
 
 func dayString(day time.Time) string { return day.Format("2006-01-02") }
