@@ -36,7 +36,7 @@ var (
 
 	indexScript  = script.NewOnce("adtarget index", commonLua+indexLua)
 	removeScript = script.NewOnce("adtarget remove", commonLua+removeLua)
-	targetScript = script.NewOnce("adtarget target", commonLua+targetLua)
+	targetScript = script.NewOnce("adtarget target", script.BytesLua+commonLua+targetLua)
 	clickScript  = script.NewOnce("adtarget click", commonLua+clickLua)
 	statsScript  = script.New("adtarget stats", commonLua+statsLua)
 	adsScript    = script.New("adtarget ads", commonLua+adsLua)

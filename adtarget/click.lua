@@ -7,12 +7,14 @@
 -- action)
 -- returns 1, or 0 when ad is not indexed, -1 for an action on an ad that
 -- is not CPA, -2 when tid is no live targeting of ad (never served,
--- expired, or of another ad)
+-- expired, of another ad, or served before ad was last indexed)
 local tid, ad, action, ttl = ARGV[1], ARGV[2], ARGV[3] == '1', ARGV[4]
 local bad = check_common()
 if bad then return bad end
-local typ
+local typ, since
 bad, typ = check_ad(ad)
+if bad then return bad end
+bad, since = since_of(ad)
 if bad then return bad end
 local mk = K('matched', tid)
 bad = check_types({mk, 'hash', 'adtarget targeting'})
@@ -20,6 +22,9 @@ if bad then return bad end
 if not typ then return 0 end
 if action and typ ~= 'cpa' then return -1 end
 if redis.call('HGET', mk, '') ~= ad then return -2 end
+-- a targeting of the ad before it was last indexed (or removed and
+-- indexed again): not a view of this indexing
+if tonumber(tid) <= since then return -2 end
 
 local key = K('clicks', ad)
 if typ == 'cpa' then

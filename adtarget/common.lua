@@ -16,9 +16,13 @@
 --   clicks:<ad>      ZSET word -> clicks ('' the ad's own)
 --   actions:<ad>     ZSET word -> actions ('' the ad's own)
 --   matched:<tid>    HASH a targeting: '' -> its ad, each word it matched -> 1 (TTL)
+--   since            HASH ad -> the targeting counter when the ad was last
+--                    indexed: a click names a targeting of this indexing
+--                    only if its ID is greater (absent: every one is)
 --   tmp:*            temporary keys of one target script, deleted before it returns
 local P = KEYS[1]
 local TYPES, VALUE, BASE, STATS, SERVED = P .. 'types', P .. 'value', P .. 'base', P .. 'stats', P .. 'served'
+local SINCE = P .. 'since'
 local function K(kind, x) return P .. kind .. ':' .. x end
 -- KW is the posting of word among the ads of location: the book's
 -- idx:<word> split by location, so that targeting reads a request's
@@ -77,6 +81,19 @@ local function check_ad(ad, only_own)
   return nil, t
 end
 
+-- since_of returns an error reply, or nil and the ad's since mark (0 when
+-- it has none): a read that checks the HASH's type and the mark's value
+-- before any write.
+local function since_of(ad)
+  local s = redis.pcall('HGET', SINCE, ad)
+  if type(s) == 'table' then return check_type(SINCE, 'hash', 'adtarget since') or s end
+  if not s then return nil, 0 end
+  if not is_count(s) or tonumber(s) < 0 then
+    return key_error('CORRUPT', SINCE, 'adtarget since field ' .. ad, string.format('%q', string.sub(s, 1, 40)), 'an integer from 0 to 2^53-1')
+  end
+  return nil, tonumber(s)
+end
+
 local function score(key, member)
   return tonumber(redis.call('ZSCORE', key, member) or '0')
 end
@@ -121,6 +138,7 @@ local function remove_ad(ad)
     for _, w in ipairs(terms) do redis.call('ZREM', KW(l, w), ad) end
   end
   redis.call('HDEL', TYPES, ad)
+  redis.call('HDEL', SINCE, ad)
   redis.call('ZREM', VALUE, ad)
   redis.call('ZREM', BASE, ad)
   redis.call('DEL', K('loc', ad), K('terms', ad), K('views', ad), K('clicks', ad), K('actions', ad))

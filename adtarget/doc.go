@@ -23,13 +23,14 @@
 // Each of its words has a bonus, learned from the views and clicks of the
 // targetings that matched the word: the word's eCPM minus the ad's.
 //
-// [Targeter.Target] takes the ads targeting any of the request's
-// locations and ranks them by eCPM + half the smallest + half the largest
-// bonus of the page's words the ad holds (finish_scoring); the best ad
-// wins (ties: the greatest ID, as the book's ZREVRANGE). The targeting
-// gets an ID, records a view of the ad, of its type and of each word it
-// matched, and keeps its ad and matched words for the click to come
-// ([WithMatchTTL], 15 minutes). Every 100th view of an ad relearns it.
+// [Targeter.Target] takes the ads targeting any of the request's locations
+// and ranks them by eCPM + half the smallest + half the largest bonus of
+// the page's words the ad holds (finish_scoring); the best ad wins (ties:
+// the greatest ID in byte order, as the book's ZREVRANGE, whatever the
+// server's locale). The targeting gets an ID, records a view of the ad, of
+// its type and of each word it matched, and keeps its ad and matched words
+// for the click to come ([WithMatchTTL], 15 minutes). Every 100th view of
+// an ad relearns it.
 // [Targeter.Click] and [Targeter.Action] take the targeting's ID and ad,
 // record a click or an action for the ad, its type and the matched words,
 // and relearn the ad (update_cpms); a targeting ID that is not a live
@@ -51,8 +52,10 @@
 // update_cpms reads and writes in steps a concurrent click can cut into).
 // The book's process-local AVERAGE_PER_1K is replaced by the type
 // counters in Redis, shared by every client. Re-indexing an ad replaces
-// its locations, words and bid and starts its learning over; removing it
-// leaves nothing of it but its share of the type counters. Paging with
+// its locations, words and bid and starts its learning over (the
+// targetings served before it take no click for it: a click counts only
+// after a view of the same indexing); removing it leaves nothing of it but
+// its share of the type counters. Paging with
 // Ads lists every ad indexed from the first page to the last (an ad
 // indexed or removed meanwhile may or may not be, and an ID may come in
 // two pages when the HASH is resized between them: HSCAN's guarantees).
@@ -71,8 +74,8 @@
 //
 // Every script checks the type of every key it relies on (the types,
 // eCPM, base value and statistics keys, the targeting counter, the
-// request's locations and words, the chosen ad's words, views, clicks and
-// actions, the targeting (its ad and matched words); for Index, Remove, Click,
+// request's locations and words, the chosen ad's words, views, clicks,
+// actions and since mark, the targeting (its ad and matched words); for Index, Remove, Click,
 // Action and a relearning view also the postings of the ad's words and
 // the SETs of its locations) before its first write: a key someone else
 // wrote with another type is a *ria.KeyError (ria.ErrWrongType) naming
@@ -81,7 +84,8 @@
 // several, and deletes it before it checks the chosen ad's keys). A
 // counter the scripts increment or compute with (the targeting counter,
 // the type statistics) that is not an integer within ±2^53 as Redis writes
-// one, or an unknown bid type in the types HASH, is a *ria.KeyError
+// one, an ad's since mark that is not such an integer from 0, or an
+// unknown bid type in the types HASH, is a *ria.KeyError
 // matching ria.ErrCorrupt (Target also refuses a targeting counter below
 // 0, or at 2^53, whose next ID would repeat it), as is a re-index whose
 // first eCPM would not be finite.
@@ -119,7 +123,8 @@
 // reaches Redis. A click on an ad not indexed is [ErrUnknownAd], an
 // action on an ad that is not CPA [ErrNotCPA], a click or action whose
 // targeting ID is not a live targeting of the ad (never served, of another
-// ad, past the match TTL) [ErrNoTargeting]; they record nothing.
+// ad, past the match TTL, or served before the ad was last indexed)
+// [ErrNoTargeting]; they record nothing.
 //
 // # Round trips
 //
@@ -149,6 +154,9 @@
 //	{n}:actions:<ad>   ZSET   word -> actions, "" the ad's (actions:<ad>)
 //	{n}:matched:<tid>  HASH   targeting tid: "" -> its ad, each word it matched
 //	                          -> 1; TTL (terms:matched:<tid>, which held the words)
+//	{n}:since          HASH   ad -> the targeting counter when the ad was last
+//	                          indexed (none when nothing was served yet): a
+//	                          click needs a targeting ID above it
 //	{n}:tmp:m          temporary key of one Target script (never outlives it)
 //	{n}:once:<nonce>   STRING reply record (retry window TTL)
 //

@@ -1,5 +1,6 @@
 -- index.lua (after common.lua): index an ad, or re-index it (its
--- learning starts over). Run as a once-script.
+-- learning starts over, and the targetings served before it no longer
+-- take clicks for it: its since mark). Run as a once-script.
 -- ARGV[1] ad  ARGV[2] type (cpc|cpa|cpm)  ARGV[3] value
 -- ARGV[4] n locations, the locations, then m words, the words
 -- returns 1 added, 0 replaced
@@ -10,6 +11,8 @@ local bad = check_common()
 if bad then return bad end
 local old
 bad, old = check_ad(ad)
+if bad then return bad end
+bad = since_of(ad)
 if bad then return bad end
 local spec = {}
 for i = 5, 4 + nl do
@@ -45,6 +48,10 @@ for i = 6 + nl, 5 + nl + nw do
   redis.call('SADD', K('terms', ad), ARGV[i])
 end
 redis.call('HSET', TYPES, ad, typ)
+-- The targetings served so far are of an earlier indexing (or another ad):
+-- their clicks must not count on this one, which has no view yet.
+local served = redis.call('GET', SERVED)
+if served and tonumber(served) > 0 then redis.call('HSET', SINCE, ad, served) end
 redis.call('ZADD', VALUE, ecpm, ad)
 redis.call('ZADD', BASE, ARGV[3], ad)
 if old then return 0 end

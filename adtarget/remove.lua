@@ -7,6 +7,8 @@ if bad then return bad end
 local t
 bad, t = check_ad(ad)
 if bad then return bad end
+bad = since_of(ad)
+if bad then return bad end
 if not t then return 0 end
 remove_ad(ad)
 return 1

@@ -47,6 +47,7 @@ func TestWrongTypes(t *testing.T) {
 			kr("word:2:CA:alpha", "zset", "adtarget word"), kr("word:2:CA:beta", "zset", "adtarget word"),
 			kr("req:USA", "set", "adtarget location"), kr("req:CA", "set", "adtarget location"),
 		}
+		since := kr("since", "hash", "adtarget since")
 		with := func(extra ...redistest.KeyRole) []redistest.KeyRole {
 			return append(append(append([]redistest.KeyRole{}, common...), ad1...), extra...)
 		}
@@ -54,15 +55,15 @@ func TestWrongTypes(t *testing.T) {
 			_, err := x.Index(ctx, adtarget.Ad{ID: "1", Locations: []string{"USA", "NY"}, Content: "alpha delta", Bid: adtarget.CPA, Value: 2})
 			return err
 		}, with(kr("req:NY", "set", "adtarget location"), kr("word:3:USA:delta", "zset", "adtarget word"),
-			kr("word:2:NY:alpha", "zset", "adtarget word"), kr("word:2:NY:delta", "zset", "adtarget word"))...)
-		b.CheckWrongTypes(t, setup, func() error { _, err := x.Remove(ctx, "1"); return err }, with()...)
+			kr("word:2:NY:alpha", "zset", "adtarget word"), kr("word:2:NY:delta", "zset", "adtarget word"), since)...)
+		b.CheckWrongTypes(t, setup, func() error { _, err := x.Remove(ctx, "1"); return err }, with(since)...)
 		// Target: the request's locations and words, the chosen ad's own
 		// keys (the postings of its other words and its other locations
 		// only on a relearning view, below).
 		b.CheckWrongTypes(t, setup, func() error {
 			_, _, err := x.Target(ctx, []string{"USA"}, "alpha zeta")
 			return err
-		}, append(append([]redistest.KeyRole{}, common...), ad1[:5]...,
+		}, append(append([]redistest.KeyRole{since}, common...), ad1[:5]...,
 		)...)
 		b.CheckWrongTypes(t, setup, func() error {
 			_, _, err := x.Target(ctx, []string{"USA"}, "alpha zeta")
@@ -80,15 +81,15 @@ func TestWrongTypes(t *testing.T) {
 			return err
 		}, ad1[5:9]...)
 		b.CheckWrongTypes(t, setup, func() error { return x.Click(ctx, 1, "1") },
-			with(kr("matched:1", "hash", "adtarget targeting"))...)
+			with(kr("matched:1", "hash", "adtarget targeting"), since)...)
 		b.CheckWrongTypes(t, setup, func() error { return x.Action(ctx, 1, "1") },
-			with(kr("matched:1", "hash", "adtarget targeting"))...)
+			with(kr("matched:1", "hash", "adtarget targeting"), since)...)
 		b.CheckWrongTypes(t, setup, func() error { _, err := x.Stats(ctx, "1"); return err }, with()...)
 		b.CheckWrongTypes(t, setup, func() error { _, _, err := x.Ads(ctx, 0, 10); return err }, kr("types", "hash", "adtarget types"))
 
 		// Corrupt values: an unknown type, a counter that is not a number.
 		for _, c := range []struct{ key, field, value string }{
-			{"types", "1", "cpx"}, {"stats", "cpc:views", "many"},
+			{"types", "1", "cpx"}, {"stats", "cpc:views", "many"}, {"since", "1", "-1"}, {"since", "1", "+1"},
 		} {
 			b.Flush()
 			setup()

@@ -1,5 +1,6 @@
--- target.lua (after common.lua): the book's target_ads and
--- record_targeting_result in one atomic step. Run as a once-script.
+-- target.lua (after internal/script's BytesLua and common.lua): the
+-- book's target_ads and record_targeting_result in one atomic step. Run as
+-- a once-script.
 -- ARGV[1] matched-words TTL in ms  ARGV[2] n locations, the locations,
 -- then m words, the words
 -- returns {targeting ID, ad, eCPM with bonus as a string}, or nil when no
@@ -30,7 +31,8 @@ if bad then return bad end
 -- match_location and finish_scoring without the book's big temporary
 -- ZSETs: an ad's score is its eCPM + min/2 + max/2 of the bonuses of the
 -- page's words it holds (its eCPM alone if it holds none); the best
--- score wins, ties to the greatest ID (the book's ZREVRANGE order).
+-- score wins, ties to the greatest ID by bytes (the book's ZREVRANGE
+-- order, whatever the server's locale: bless).
 -- Each word's bonuses among the ads of the locations are the postings of
 -- (location, word), read whole (an ad of several of the locations has the
 -- same bonus in each). Then the best ad holding no page word: the eCPM
@@ -62,7 +64,7 @@ end
 
 local best, bestScore = nil, nil
 local function consider(ad, sc)
-  if best == nil or sc > bestScore or (sc == bestScore and ad > best) then best, bestScore = ad, sc end
+  if best == nil or sc > bestScore or (sc == bestScore and bless(best, ad)) then best, bestScore = ad, sc end
 end
 local cands = {}
 for ad in pairs(lo) do cands[#cands + 1] = ad end
@@ -103,7 +105,7 @@ while not done do
   local ids, vals = {}, {}
   for j = 1, #r, 2 do
     local ad, v = r[j], tonumber(r[j + 1])
-    if best ~= nil and (v < bestScore or (v == bestScore and ad < best)) then done = true; break end
+    if best ~= nil and (v < bestScore or (v == bestScore and bless(ad, best))) then done = true; break end
     if lo[ad] == nil then ids[#ids + 1] = ad; vals[#vals + 1] = v end
   end
   if #ids > 0 then
@@ -121,6 +123,9 @@ if best == nil then return false end
 local ad, ecpm = best, string.format('%.17g', bestScore)
 local vk = K('views', ad)
 bad = check_types({vk, 'zset', 'adtarget views'})
+if bad then return bad end
+local since
+bad, since = since_of(ad)
 if bad then return bad end
 -- update_cpms runs on the ad's 100th view: it writes the postings of the
 -- ad's words, checked then.
@@ -142,6 +147,10 @@ if bad then return bad end
 -- matched (for the clicks to come), the views of the type, the ad and the
 -- words.
 redis.call('SET', SERVED, tid)
+-- A targeting counter set back (deleted by someone) would leave this
+-- targeting at or below the ad's since mark, refusing its clicks: the
+-- mark comes down below it.
+if since >= served + 1 then redis.call('HSET', SINCE, ad, string.format('%d', served)) end
 local terms = {}
 for _, w in ipairs(redis.call('SMEMBERS', K('terms', ad))) do terms[w] = true end
 local matched = {}
