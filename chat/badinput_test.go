@@ -53,6 +53,8 @@ func TestBadInput(t *testing.T) {
 			{"create long id", chat.ErrTooLong, func() error { _, err := cs.Create(ctx, long, "a", []string{"b"}, "x"); return err }},
 			{"create brace", chat.ErrInvalid, func() error { _, err := cs.Create(ctx, "d}", "a", []string{"b"}, "x"); return err }},
 			{"create control char", chat.ErrInvalid, func() error { _, err := cs.Create(ctx, "d", "a\n", []string{"b"}, "x"); return err }},
+			{"create C1 control char", chat.ErrInvalid, func() error { _, err := cs.Create(ctx, "d\u0085", "a", []string{"b"}, "x"); return err }},
+			{"create C1 control sender", chat.ErrInvalid, func() error { _, err := cs.Create(ctx, "d", "a\u009b[2J", []string{"b"}, "x"); return err }},
 			{"create exists", chat.ErrExists, func() error { _, err := cs.Create(ctx, "c", "a", []string{"b"}, "x"); return err }},
 			{"create bad payload", nil, func() error { _, err := cs.Create(ctx, "d", "a", []string{"b"}, func() {}); return err }},
 			{"send unknown chat", chat.ErrNoChat, func() error { _, err := cs.Send(ctx, "nope", "a", "x"); return err }},

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/redis/go-redis/v9"
@@ -105,6 +106,8 @@ type Client interface {
 	HMGet(ctx context.Context, key string, fields ...string) *redis.SliceCmd
 	// ZRangeWithScores serves [Chats.Members].
 	ZRangeWithScores(ctx context.Context, key string, start, stop int64) *redis.ZSliceCmd
+	// ZScore serves [Chats.Leave]'s second look at the membership.
+	ZScore(ctx context.Context, key, member string) *redis.FloatCmd
 	Do(ctx context.Context, args ...any) *redis.Cmd // TYPE, to name a key of another type
 	// Subscribe serves [Chats.Wait].
 	Subscribe(ctx context.Context, channels ...string) *redis.PubSub
@@ -269,7 +272,7 @@ func checkID(kind, s string) error {
 	if len(s) > MaxName {
 		return fmt.Errorf("%s of %d bytes: %w", kind, len(s), ErrTooLong)
 	}
-	if !utf8.ValidString(s) || strings.IndexFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0 {
+	if !utf8.ValidString(s) || strings.IndexFunc(s, unicode.IsControl) >= 0 { // C0, DEL and C1
 		return fmt.Errorf("%s %q: not printable UTF-8: %w", kind, s, ErrInvalid)
 	}
 	return nil

@@ -124,18 +124,12 @@ func TestFileRead_corruptLoose(t *testing.T) {
 		}
 		for field, vals := range cases {
 			for _, v := range vals {
-				b.Flush()
-				cs := newChats(t, b, nil)
-				_, err := cs.Create(ctx, "chat", "a", []string{"b"}, "hi")
-				require.NoError(t, err)
-				id, err := cs.SendFile(ctx, "chat", "a", "f", bytes.NewReader(make([]byte, 2*chat.ChunkSize+1)))
-				require.NoError(t, err)
+				cs, id, meta := sentFile(t, b)
 				fr, err := cs.OpenFile(ctx, "chat", "b", id)
 				require.NoError(t, err)
 				buf := make([]byte, chat.ChunkSize)
 				_, err = io.ReadFull(fr, buf) // chunk 1, all of it
 				require.NoError(t, err)
-				meta := key(b, "chat", "file:"+id)
 				require.NoError(t, b.Client.HSet(ctx, meta, field, v).Err())
 				before := state(b)
 				_, err = fr.Read(buf) // chunk 2: moves b's position, frees chunk 1
@@ -144,4 +138,43 @@ func TestFileRead_corruptLoose(t *testing.T) {
 			}
 		}
 	})
+}
+
+// OpenFile meets a receiver's chunk position or byte offset that its
+// scripts never write (a sign, a leading zero, below range): ErrCorrupt,
+// having written nothing, instead of an Offset of -5 that the next Read
+// would write back.
+func TestFileOpen_corrupt(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		cases := map[string][]string{
+			"off:b": append([]string{"-5", "+7"}, looseInts...),
+			"pos:b": append([]string{"0", "-3", "+1"}, looseInts...),
+		}
+		for field, vals := range cases {
+			for _, v := range vals {
+				cs, id, meta := sentFile(t, b)
+				require.NoError(t, b.Client.HSet(ctx, meta, field, v).Err())
+				before := state(b)
+				_, err := cs.OpenFile(ctx, "chat", "b", id)
+				assertCorrupt(t, err, meta)
+				assert.Equal(t, before, state(b), "%s %q", field, v)
+			}
+		}
+	})
+}
+
+// sentFile flushes b, then sends a file of two chunks and a byte from a
+// to b in chat "chat"; it returns the Chats, the file's ID and its meta
+// key.
+func sentFile(t *testing.T, b *redistest.Backend) (cs *chat.Chats, id, meta string) {
+	t.Helper()
+	ctx := t.Context()
+	b.Flush()
+	cs = newChats(t, b, nil)
+	_, err := cs.Create(ctx, "chat", "a", []string{"b"}, "hi")
+	require.NoError(t, err)
+	id, err = cs.SendFile(ctx, "chat", "a", "f", bytes.NewReader(make([]byte, 2*chat.ChunkSize+1)))
+	require.NoError(t, err)
+	return cs, id, key(b, "chat", "file:"+id)
 }

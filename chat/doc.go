@@ -74,7 +74,10 @@
 // from it, so a lost reply neither doubles a message nor turns a create
 // into [ErrExists]. Fetch's per-chat script records the messages it
 // returned the same way, so a re-sent fetch returns them again instead
-// of nothing. Join and Leave are naturally idempotent. When every re-send
+// of nothing. SendFile's end-of-file write is a once-script too: every
+// receiver may have read the file to its end and deleted the transfer
+// before the re-send, which is still answered "done". Its chunk writes,
+// Join and Leave are naturally idempotent. When every re-send
 // fails, the error wraps ria.ErrOutcomeUnknown (Fetch then also returns
 // the messages of the chats it did read; the chats in error may have been
 // marked seen, and [Chats.History] has their messages until every other
@@ -95,8 +98,11 @@
 //
 // # Round trips
 //
-// Send 1 (one script); History 1; Members 1; Create, Join and Leave 2 (a
-// script in the chat's slot, then the members' lists in their own slots);
+// Send 1 (one script); History 1; Members 1; Create and Join 2 (a script
+// in the chat's slot, then the members' lists in their own slots); Leave
+// 3 (its script, SREM, then ZSCORE: the user's membership read again, as
+// a Join of theirs from another device may have run between the script
+// and the SREM; 4 when it did, SADD putting the chat back on their list);
 // Fetch and Unread 2 whatever the number of chats: SMEMBERS of the user's
 // list, then one pipeline of one script per chat, which go-redis sends as
 // one round trip per node on a Cluster (so at most 2 on any node); 1 for a

@@ -2,11 +2,15 @@ package chat_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -235,5 +239,77 @@ func TestFaults_files(t *testing.T) {
 		t.Logf("fault harness: chat file: calls=%d lost=%d disagreements=%d", 2, f.Lost(), disagree)
 		assert.Positive(t, f.Lost())
 		assert.Zero(t, disagree)
+	})
+}
+
+// The reply of SendFile's end-of-file write is lost, and before go-redis
+// re-sends it the receiver reads the whole file, which deletes the
+// transfer. The re-send is answered from the first run's record: SendFile
+// succeeds (it used to find no transfer and fail with ErrNoFile for a file
+// delivered in full). The re-send waits for the receiver on its new
+// connection's dial: a synchronisation, not a timing.
+func TestFaults_fileEndAfterReceiversFinished(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		finished := make(chan struct{})
+		var f *redistest.Faults
+		rdb, _, f2 := b.FaultyClient(func(o *redis.UniversalOptions) {
+			o.PoolSize = 1 // the cut connection is the only one: the re-send dials
+			dial := o.Dialer
+			o.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
+				if f.Lost() > 0 {
+					select {
+					case <-finished:
+					case <-ctx.Done():
+						return nil, ctx.Err()
+					}
+				}
+				return dial(ctx, network, addr)
+			}
+		})
+		f = f2
+		sender := newChats(t, b, rdb)
+		receiver := newChats(t, b, nil)
+		_, err := sender.Create(ctx, "c", "s", []string{"r"}, "hi")
+		require.NoError(t, err)
+		// A warm-up file loads the scripts: the end-of-file write whose reply
+		// is lost is then the EVALSHA that ran.
+		_, err = sender.SendFile(ctx, "c", "s", "warm", bytes.NewReader([]byte("warm")))
+		require.NoError(t, err)
+
+		// the end-of-file write: EVALSHA sha n <meta> <data> [record] 0 ...
+		isEnd := func(cmd []string) bool {
+			if !redistest.Scripts(cmd) || len(cmd) < 6 {
+				return false
+			}
+			n, err := strconv.Atoi(cmd[2])
+			return err == nil && n >= 2 && len(cmd) > 3+n && strings.HasSuffix(cmd[4], ":data") && cmd[3+n] == "0"
+		}
+		f.LoseReply(1, isEnd)
+		data := bytes.Repeat([]byte("0123456789"), 1000)
+		sent := make(chan error, 1)
+		go func() {
+			_, err := sender.SendFile(ctx, "c", "s", "f", bytes.NewReader(data))
+			sent <- err
+		}()
+		var ref chat.FileRef
+		for ref.File == "" || ref.Name != "f" {
+			ms, err := receiver.Wait(ctx, "r")
+			require.NoError(t, err)
+			for _, m := range ms {
+				_ = m.Decode(&ref)
+			}
+		}
+		fr, err := receiver.OpenFile(ctx, "c", "r", ref.File)
+		require.NoError(t, err)
+		got, err := io.ReadAll(fr) // ends once the end-of-file write has run
+		require.NoError(t, err)
+		assert.Equal(t, data, got, "the receiver got the whole file")
+		files, err := receiver.Files(ctx, "c")
+		require.NoError(t, err)
+		assert.NotContains(t, files, ref.File, "the transfer is gone")
+		close(finished)
+		require.NoError(t, <-sent, "SendFile of a file its receiver read whole")
+		assert.Equal(t, int64(1), f.Lost())
 	})
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"time"
 
 	"github.com/ria-go/ria"
@@ -23,7 +22,10 @@ var (
 
 	fopenScript = script.New("chat file open", fopenLua)
 	fputScript  = script.New("chat file put", fputLua)
-	fgetScript  = script.New("chat file get", fgetLua)
+	// fendScript is fput.lua's end-of-file write as a once-script: the
+	// receivers may finish and delete the transfer before a re-send.
+	fendScript = script.NewOnce("chat file end", fputLua)
+	fgetScript = script.New("chat file get", fgetLua)
 )
 
 var (
@@ -104,13 +106,30 @@ func (c *Chats) SendFile(ctx context.Context, chat, sender, name string, r io.Re
 			return id, fmt.Errorf("chat: send file to %q: read: %w", chat, rerr)
 		}
 	}
-	if err := c.put(ctx, meta, data, 0, nil); err != nil {
+	if err := c.finish(ctx, chat, meta, data); err != nil {
 		return id, fmt.Errorf("chat: send file to %q: %w", chat, err)
 	}
 	return id, nil
 }
 
-// put stores one chunk (seq 0: the end), waiting while the window is full.
+// finish marks the end of the file, so that its receivers finish once
+// they have read every chunk.
+func (c *Chats) finish(ctx context.Context, chat, meta, data string) error {
+	v, err := fendScript.RunOnce(ctx, c.rdb, c.keys.Once(chat), []string{meta, data}, 0, "", c.window)
+	if err != nil {
+		return fmt.Errorf("end of file: %w", err)
+	}
+	n, err := fendScript.AsInt64(v)
+	switch {
+	case err != nil:
+		return fmt.Errorf("end of file: %w", err)
+	case n == -1:
+		return fmt.Errorf("end of file: transfer gone: %w", ErrNoFile)
+	}
+	return nil
+}
+
+// put stores chunk seq (from 1), waiting while the window is full.
 func (c *Chats) put(ctx context.Context, meta, data string, seq int64, chunk []byte) error {
 	wait := time.Millisecond
 	for {
@@ -199,11 +218,15 @@ func (c *Chats) OpenFile(ctx context.Context, chat, user, id string) (*FileReade
 	if vals[1] == nil {
 		return nil, fmt.Errorf("chat: open file %q of %q for %q: %w", id, chat, user, ErrNotReceiver)
 	}
-	seq, err1 := strconv.ParseInt(fmt.Sprint(vals[1]), 10, 64)
-	off, err2 := strconv.ParseInt(fmt.Sprint(vals[2]), 10, 64)
-	if err1 != nil || err2 != nil {
+	// As fopen.lua and fget.lua write them: a chunk from 1, a byte offset
+	// from 0, canonical integers within 2^53 (fget.lua refuses others).
+	pos, _ := vals[1].(string)
+	offs, _ := vals[2].(string)
+	seq, ok1 := script.ParseCount(pos)
+	off, ok2 := script.ParseCount(offs)
+	if !ok1 || !ok2 || seq < 1 || off < 0 {
 		return nil, fmt.Errorf("chat: open file %q: %w", id, &ria.KeyError{Role: "chat file", Key: meta,
-			Got: fmt.Sprintf("position %v at %v", vals[1], vals[2]), Want: "integers", Err: ria.ErrCorrupt})
+			Got: fmt.Sprintf("position %v at %v", vals[1], vals[2]), Want: "a chunk from 1 at a byte from 0", Err: ria.ErrCorrupt})
 	}
 	return &FileReader{c: c, ctx: ctx, chat: chat, user: user, id: id, meta: meta, data: data,
 		list: c.filesKey(chat), seq: seq, off: off, start: off}, nil

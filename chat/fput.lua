@@ -1,7 +1,9 @@
 -- fput.lua: store chunk seq of a file, unless the chunks not yet read by
 -- every receiver hold limit bytes or more (back-pressure: the sender
 -- waits). Naturally idempotent: a chunk already stored is not stored again.
--- With ARGV[1] = 0 it marks the end of the file instead. The fields last
+-- With ARGV[1] = 0 it marks the end of the file instead (run then as a
+-- once-script, file.go's fendScript: every receiver may have read to the
+-- end and deleted the transfer before a re-send of it). The fields last
 -- and size are checked (canonical integers, 0 to 2^53) before the first
 -- write: a loose one would drop chunks, keep the sender waiting for ever
 -- or be written back wrong.

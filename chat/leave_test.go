@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -133,5 +134,47 @@ func TestLeave_last_duringTransfer(t *testing.T) {
 		_, err = io.ReadAll(fr)
 		assert.ErrorIs(t, err, chat.ErrNoFile, "the reader learns the transfer is gone")
 		assertChatGone(t, b)
+	})
+}
+
+// A Leave and a Join of the same user and chat overlap (two devices):
+// Leave's script runs, then Join's script and its SADD, then Leave's SREM.
+// The Join came last: the user is a member, and their list holds the chat
+// again, so Fetch returns its messages (the SREM used to leave a member
+// whose Fetch never saw the chat).
+func TestLeave_joinOverlapping(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		cs := newChats(t, b, nil)
+		_, err := cs.Create(ctx, "c", "a", []string{"u"}, "m1")
+		require.NoError(t, err)
+		_, err = cs.Fetch(ctx, "u")
+		require.NoError(t, err)
+
+		gate := redistest.NewGate(func(cmds []redis.Cmder) bool {
+			return len(cmds) == 1 && cmds[0].Name() == "srem"
+		})
+		rdb, _ := b.NewClient()
+		rdb.AddHook(gate)
+		leaver := newChats(t, b, rdb)
+		hold := gate.Arm()
+		left := make(chan error, 1)
+		go func() { left <- leaver.Leave(ctx, "c", "u") }()
+		hold.Entered() // Leave's script has run; its SREM waits
+		require.NoError(t, cs.Join(ctx, "c", "u"))
+		hold.Release()
+		require.NoError(t, <-left)
+
+		members, err := cs.Members(ctx, "c")
+		require.NoError(t, err)
+		require.Contains(t, members, "u", "the Join came last: u is a member")
+		chats, err := cs.Chats(ctx, "u")
+		require.NoError(t, err)
+		assert.Contains(t, chats, "c")
+		_, err = cs.Send(ctx, "c", "a", "m2")
+		require.NoError(t, err)
+		ms, err := cs.Fetch(ctx, "u")
+		require.NoError(t, err)
+		assert.Equal(t, []string{"a: m2"}, texts(t, ms), "a member fetches a message sent while a member")
 	})
 }

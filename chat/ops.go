@@ -182,9 +182,11 @@ func (c *Chats) listErr(ctx context.Context, op, chat, user string, err error) e
 // otherwise the messages every remaining member has seen are trimmed.
 // Leaving a chat one is not in is not an error and changes nothing but,
 // for a chat with no member left, deleting what remains of it, so a
-// re-sent or repeated Leave is harmless and completes the deletion. Two
-// round trips: a script in the chat's slot, then SREM from the user's
-// list.
+// re-sent or repeated Leave is harmless and completes the deletion. Three
+// round trips: a script in the chat's slot, SREM from the user's list,
+// then ZSCORE of the user in the chat; when a Join of the same user has
+// made them a member again meanwhile (another device), a fourth, SADD,
+// puts the chat back on their list.
 //
 // A bad id is an error; a chat key of another Redis type gives a
 // *ria.KeyError and nothing is written.
@@ -197,6 +199,19 @@ func (c *Chats) Leave(ctx context.Context, chat, user string) error {
 		return fmt.Errorf("chat: leave %q: %w", chat, script.Unknown(err))
 	}
 	if err := c.rdb.SRem(ctx, c.chatsKey(user), chat).Err(); err != nil {
+		return c.listErr(ctx, "leave", chat, user, err)
+	}
+	// A Join of the same user (another device) whose script ran after ours
+	// and whose SADD came before our SREM left a member missing from their
+	// list, whose Fetch would never see the chat: put it back.
+	members := c.membersKey(chat)
+	if err := c.rdb.ZScore(ctx, members, user).Err(); err == redis.Nil {
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("chat: leave %q: membership: %w", chat,
+			script.Unknown(script.WrongType(ctx, c.rdb, err, members, "chat members", "zset")))
+	}
+	if err := c.rdb.SAdd(ctx, c.chatsKey(user), chat).Err(); err != nil {
 		return c.listErr(ctx, "leave", chat, user, err)
 	}
 	return nil

@@ -61,7 +61,7 @@ func TestRoundTrips(t *testing.T) {
 			{"Fetch of 2 chats", pipe, func() error { _, err := cs.Fetch(ctx, "a"); return err }},
 			{"Fetch of nothing new", pipe, func() error { _, err := cs.Fetch(ctx, "a"); return err }},
 			{"Fetch of no chats", 1, func() error { _, err := cs.Fetch(ctx, "nobody"); return err }},
-			{"Leave", 2, func() error { return cs.Leave(ctx, "c", "d") }},
+			{"Leave", 3, func() error { return cs.Leave(ctx, "c", "d") }},
 		} {
 			var err error
 			rt, _ := b.Count.Delta(func() { err = c.fn() })
