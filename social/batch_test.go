@@ -1,20 +1,15 @@
 package social_test
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ria-go/ria/internal/redistest"
 	"github.com/ria-go/ria/internal/slot"
-	"github.com/ria-go/ria/queue"
 	"github.com/ria-go/ria/social"
 )
 
@@ -123,24 +118,7 @@ func TestNetwork_fanoutBatchWrongType(t *testing.T) {
 				}
 				dead := func(want int) string {
 					t.Helper()
-					w, err := queue.NewWorker(g, queue.Queues(social.DefaultQueue), queue.Backoff(time.Millisecond, 5*time.Millisecond))
-					require.NoError(t, err)
-					require.NoError(t, n.Handle(w))
-					runCtx, stop := context.WithCancel(ctx)
-					done := make(chan error, 1)
-					go func() { done <- w.Run(runCtx) }()
-					require.Eventually(t, func() bool {
-						if b.Mini != nil {
-							b.FastForward(10 * time.Millisecond) // miniredis's TIME is frozen: let retries fall due
-						}
-						s, err := g.Stats(ctx, social.DefaultQueue)
-						return err == nil && s.Dead == int64(want) && s.Ready[social.DefaultQueue] == 0 && s.Delayed == 0 && s.InFlight == 0
-					}, time.Minute, 5*time.Millisecond)
-					stop()
-					require.NoError(t, <-done)
-					d, err := g.Dead(ctx, 0, 10)
-					require.NoError(t, err)
-					require.Len(t, d, want)
+					d := runUntilDead(t, b, n, g, want)
 					return d[0].Error + " | " + d[len(d)-1].Error
 				}
 				if statusMode {
@@ -190,15 +168,7 @@ func TestNetwork_fanoutBatchWrongType(t *testing.T) {
 // to: every key is written on its own shard, so every follower reads the
 // status through the ring.
 func TestNetwork_fanoutRing(t *testing.T) {
-	m1, m2 := miniredis.RunT(t), miniredis.RunT(t)
-	ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": m1.Addr(), "b": m2.Addr()}})
-	t.Cleanup(func() { _ = ring.Close() })
-	qc := redis.NewClient(&redis.Options{Addr: m1.Addr()})
-	t.Cleanup(func() { _ = qc.Close() })
-	g, err := queue.New(qc, "social")
-	require.NoError(t, err)
-	n, err := social.New(ring, g, social.WithFanoutBatch(300))
-	require.NoError(t, err)
+	n, ring := ringNet(t, social.WithFanoutBatch(300))
 	author := mustUser(t, n, "author")
 	var fs []string
 	for i := range 300 {
@@ -215,4 +185,31 @@ func TestNetwork_fanoutRing(t *testing.T) {
 		on[c.Options().Addr]++
 	}
 	assert.Len(t, on, 2, "followers on both shards")
+}
+
+// A fan-out task that meets the author's own followers or listed key
+// holding another type dies with an error naming the key and its role (a
+// *ria.KeyError), not a bare WRONGTYPE reply.
+func TestNetwork_fanoutTaskAuthorWrongType(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		for _, c := range []struct{ part, role string }{
+			{"listed", "social listed"},
+			{"followers", "social followers"},
+		} {
+			b.Flush()
+			n, g := newNet(t, b, b.Client, social.WithFanoutBatch(10))
+			author := mustUser(t, n, "author")
+			for i := range 12 {
+				mustFollow(t, n, mustUser(t, n, fmt.Sprint("f", i)), author)
+			}
+			mustPost(t, n, author, "x") // feeds 10, enqueues the rest
+			k := key(b, author, c.part)
+			require.NoError(t, b.Client.Del(ctx, k).Err())
+			require.NoError(t, b.Client.Set(ctx, k, "wrong", 0).Err())
+			d := runUntilDead(t, b, n, g, 1)
+			assert.Contains(t, d[0].Error, k, c.part)
+			assert.Contains(t, d[0].Error, c.role, c.part)
+		}
+	})
 }

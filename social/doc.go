@@ -157,8 +157,11 @@
 // and stops when the client goes. Every Post and Delete publishes one
 // message to one of [StreamShards] channels chosen by the author; on a
 // Cluster they are sharded channels (SPUBLISH, SSUBSCRIBE) spread over the
-// masters. Filters run in the subscriber. Delivery is at most once, as
-// Pub/Sub is; each author's statuses arrive in order.
+// masters; on a *redis.Ring each channel lives on the shard the ring maps
+// it to, and a subscriber listens on each of those shards (a channel the
+// ring moves meanwhile, a shard going down or back, is missed until the
+// next Subscribe). Filters run in the subscriber. Delivery is at most
+// once, as Pub/Sub is; each author's statuses arrive in order.
 //
 // # Status cache
 //

@@ -177,7 +177,9 @@ func TestNetwork_lists_wrongTypes(t *testing.T) {
 		t.Run("CreateList", func(t *testing.T) {
 			b.CheckWrongTypes(t, setup, func() error { return n.CreateList(ctx, "owner", "m") },
 				kr("owner", "user", "hash", "social user"),
-				kr("owner", "lists", "zset", "social lists"))
+				kr("owner", "lists", "zset", "social lists"),
+				kr("owner", "list:m:members", "zset", "social list members"),
+				kr("owner", "list:m:timeline", "zset", "social list timeline"))
 		})
 		t.Run("AddToList", func(t *testing.T) {
 			b.CheckWrongTypes(t, setup, func() error { _, err := n.AddToList(ctx, "owner", "l", "two"); return err },

@@ -7,7 +7,8 @@
 -- returns 1 created; the error reply NOUSER, LISTTAKEN or TOOMANYLISTS
 -- (nothing written, no record)
 local user, lists = KEYS[1], KEYS[2]
-local bad = check_types({user, 'hash', 'social user', lists, 'zset', 'social lists'})
+local bad = check_types({user, 'hash', 'social user', lists, 'zset', 'social lists',
+  KEYS[3], 'zset', 'social list members', KEYS[4], 'zset', 'social list timeline'})
 if bad then return bad end
 if redis.call('EXISTS', user) == 0 then return redis.error_reply('NOUSER social: no such user') end
 if redis.call('ZSCORE', lists, ARGV[1]) then return redis.error_reply('LISTTAKEN social: list exists') end

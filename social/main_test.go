@@ -2,9 +2,11 @@ package social_test
 
 import (
 	"context"
+	"log/slog"
 	"testing"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -49,6 +51,50 @@ func drain(t *testing.T, n *social.Network, g *queue.Group) {
 	s, err := g.Stats(t.Context(), social.DefaultQueue)
 	require.NoError(t, err)
 	assert.Zero(t, s.Dead, "dead tasks")
+}
+
+// ringNet returns a Network on a *redis.Ring of two miniredis shards (its
+// task queue on the first), and the ring.
+func ringNet(t *testing.T, opts ...social.Option) (*social.Network, *redis.Ring) {
+	t.Helper()
+	m1, m2 := miniredis.RunT(t), miniredis.RunT(t)
+	ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": m1.Addr(), "b": m2.Addr()}})
+	t.Cleanup(func() { _ = ring.Close() })
+	qc := redis.NewClient(&redis.Options{Addr: m1.Addr()})
+	t.Cleanup(func() { _ = qc.Close() })
+	g, err := queue.New(qc, "social")
+	require.NoError(t, err)
+	n, err := social.New(ring, g, opts...)
+	require.NoError(t, err)
+	return n, ring
+}
+
+// runUntilDead runs a worker of n's tasks until want tasks are dead and
+// the rest settled (retries hurried on miniredis, whose TIME the harness
+// stops), and returns the dead tasks, newest first.
+func runUntilDead(t *testing.T, b *redistest.Backend, n *social.Network, g *queue.Group, want int) []queue.DeadTask {
+	t.Helper()
+	ctx := t.Context()
+	w, err := queue.NewWorker(g, queue.Queues(social.DefaultQueue), queue.Backoff(time.Millisecond, 5*time.Millisecond),
+		queue.Logger(slog.New(slog.DiscardHandler)))
+	require.NoError(t, err)
+	require.NoError(t, n.Handle(w))
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(runCtx) }()
+	require.Eventually(t, func() bool {
+		if b.Mini != nil {
+			b.FastForward(10 * time.Millisecond) // let retries fall due
+		}
+		s, err := g.Stats(ctx, social.DefaultQueue)
+		return err == nil && s.Dead == int64(want) && s.Ready[social.DefaultQueue] == 0 && s.Delayed == 0 && s.InFlight == 0
+	}, time.Minute, 5*time.Millisecond)
+	stop()
+	require.NoError(t, <-done, "a task's error is the task's, not the worker's")
+	d, err := g.Dead(ctx, 0, 10)
+	require.NoError(t, err)
+	require.Len(t, d, want)
+	return d
 }
 
 func mustUser(t *testing.T, n *social.Network, login string) string {

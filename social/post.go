@@ -494,8 +494,14 @@ func (n *Network) readBatch(ctx context.Context, p pass, withPosted bool) (follo
 		return nil
 	})
 	if err != nil && !errors.Is(err, redis.Nil) {
-		if last != nil && last.Err() != nil && !errors.Is(last.Err(), redis.Nil) {
+		// Name the key of another type (the first that failed).
+		switch {
+		case last != nil && last.Err() != nil && !errors.Is(last.Err(), redis.Nil):
 			err = script.WrongType(ctx, n.rdb, last.Err(), n.userKey(author), "social user", "hash")
+		case zs.Err() != nil:
+			err = script.WrongType(ctx, n.rdb, zs.Err(), n.followersKey(author), "social followers", "zset")
+		case ls.Err() != nil:
+			err = script.WrongType(ctx, n.rdb, ls.Err(), n.listedKey(author), "social listed", "zset")
 		}
 		return nil, nil, false, false, false, err
 	}

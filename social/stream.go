@@ -201,7 +201,8 @@ func (m *matcher) match(s Status) bool {
 // Subscribe returns the statuses posted and deleted from now on that f
 // matches, in the order of each author's posts, until ctx ends (then the
 // channel is closed). It holds one Pub/Sub connection (on a Cluster, one
-// per stream channel: [StreamShards]) and returns once subscribed, so
+// per stream channel: [StreamShards]; on a Ring, one per shard that the
+// channels map to when it is called) and returns once subscribed, so
 // every status posted after it returns is delivered. Delivery is at most
 // once, as Pub/Sub is: a subscriber that falls behind by more than the
 // channel's buffer, or whose connection breaks, misses the statuses of
@@ -216,20 +217,40 @@ func (n *Network) Subscribe(ctx context.Context, f Filter) (<-chan Event, error)
 		chans[i] = n.ks.Key("s"+strconv.Itoa(i), "stream")
 	}
 	var subs []*redis.PubSub
-	if cc, ok := n.rdb.(*redis.ClusterClient); ok {
+	var counts []int // channels of each subscription: one confirmation each
+	switch c := n.rdb.(type) {
+	case *redis.ClusterClient:
 		for _, ch := range chans { // one slot each: one connection each
-			subs = append(subs, cc.SSubscribe(ctx, ch))
+			subs, counts = append(subs, c.SSubscribe(ctx, ch)), append(counts, 1)
 		}
-	} else {
-		subs = append(subs, n.rdb.Subscribe(ctx, chans...))
+	case *redis.Ring:
+		// Ring.Subscribe would put every channel on the shard of the
+		// first, while Ring.Publish sends each to its own shard.
+		shards := map[*redis.Client][]string{}
+		var order []*redis.Client
+		for _, ch := range chans {
+			sc, err := c.GetShardClientForKey(ch)
+			if err != nil {
+				return nil, fmt.Errorf("social: subscribe: shard of %q: %w", ch, err)
+			}
+			if shards[sc] == nil {
+				order = append(order, sc)
+			}
+			shards[sc] = append(shards[sc], ch)
+		}
+		for _, sc := range order {
+			subs, counts = append(subs, sc.Subscribe(ctx, shards[sc]...)), append(counts, len(shards[sc]))
+		}
+	default:
+		subs, counts = append(subs, n.rdb.Subscribe(ctx, chans...)), append(counts, len(chans))
 	}
 	closeAll := func() {
 		for _, s := range subs {
 			_ = s.Close()
 		}
 	}
-	for _, s := range subs {
-		for range len(chans) / len(subs) { // one confirmation per channel
+	for i, s := range subs {
+		for range counts[i] {
 			if _, err := s.Receive(ctx); err != nil {
 				closeAll()
 				return nil, fmt.Errorf("social: subscribe: %w", err)

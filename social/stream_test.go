@@ -191,3 +191,40 @@ func TestStream_badFilters(t *testing.T) {
 		assert.ErrorContains(t, err, "location")
 	})
 }
+
+// On a *redis.Ring, Subscribe delivers the statuses of every author,
+// whichever shard the author's stream channel maps to (Ring.Subscribe
+// alone would put every channel on the shard of the first, and miss the
+// statuses published on the other).
+func TestStream_ring(t *testing.T) {
+	n, ring := ringNet(t)
+	shards := map[string]bool{}
+	for i := range social.StreamShards {
+		c, err := ring.GetShardClientForKey(fmt.Sprintf("social:{s%d}:stream", i))
+		require.NoError(t, err)
+		shards[c.Options().Addr] = true
+	}
+	require.Len(t, shards, 2, "stream channels on both shards")
+
+	var authors []string
+	for i := range 24 {
+		authors = append(authors, mustUser(t, n, fmt.Sprint("a", i)))
+	}
+	events, err := n.Subscribe(t.Context(), social.Filter{})
+	require.NoError(t, err)
+	want := map[string]bool{}
+	for _, a := range authors {
+		want[mustPost(t, n, a, "hello from "+a).ID] = true
+	}
+	got := map[string]bool{}
+	deadline := time.After(time.Minute) // a failure's bound, not a wait
+	for len(got) < len(want) {
+		select {
+		case e := <-events:
+			require.True(t, want[e.Status.ID], "an unexpected status %q", e.Status.ID)
+			got[e.Status.ID] = true
+		case <-deadline:
+			require.Failf(t, "statuses never delivered", "%d of %d delivered", len(got), len(want))
+		}
+	}
+}

@@ -1,8 +1,6 @@
 package social_test
 
 import (
-	"context"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -10,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ria-go/ria/internal/redistest"
-	"github.com/ria-go/ria/queue"
 	"github.com/ria-go/ria/social"
 )
 
@@ -51,30 +48,6 @@ func TestNetwork_Clean_notPosted(t *testing.T) {
 	})
 }
 
-// runUntilDead runs a worker of the network with a short backoff until
-// the group holds a dead task and nothing else to do, then stops it.
-// On miniredis, whose clock stands still, it moves the clock on so that
-// retries come due.
-func runUntilDead(t *testing.T, b *redistest.Backend, n *social.Network, g *queue.Group) {
-	t.Helper()
-	w, err := queue.NewWorker(g, queue.Queues(social.DefaultQueue), queue.Backoff(time.Millisecond, time.Millisecond),
-		queue.Logger(slog.New(slog.DiscardHandler)))
-	require.NoError(t, err)
-	require.NoError(t, n.Handle(w))
-	ctx, stop := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
-	require.Eventually(t, func() bool {
-		if b.Mini != nil {
-			b.FastForward(time.Millisecond)
-		}
-		s, err := g.Stats(t.Context(), social.DefaultQueue)
-		return err == nil && s.Dead == 1 && s.Ready[social.DefaultQueue] == 0 && s.Delayed == 0 && s.InFlight == 0
-	}, time.Minute, 5*time.Millisecond)
-	stop()
-	require.NoError(t, <-done)
-}
-
 // A regeneration whose task died is enqueued again by the next read:
 // the dead task keeps its ID, and is requeued rather than taken for a
 // waiting one, so the user is not locked out.
@@ -92,7 +65,7 @@ func TestNetwork_regenerate_deadTask(t *testing.T) {
 		require.NoError(t, b.Client.Set(ctx, key(b, x, "profile"), "x", 0).Err())
 		_, _, err := n.Page(ctx, f, social.Home, 0, 10)
 		require.ErrorIs(t, err, social.ErrRegenerating)
-		runUntilDead(t, b, n, g)
+		runUntilDead(t, b, n, g, 1)
 
 		require.NoError(t, b.Client.Del(ctx, key(b, x, "profile")).Err())
 		_, _, err = n.Page(ctx, f, social.Home, 0, 10)
@@ -111,7 +84,7 @@ func TestNetwork_Syndicate_deadTask(t *testing.T) {
 		mustFollow(t, n, f, a)
 		require.NoError(t, b.Client.Set(ctx, key(b, f, "home"), "x", 0).Err())
 		st := mustPost(t, n, a, "one")
-		runUntilDead(t, b, n, g)
+		runUntilDead(t, b, n, g, 1)
 
 		require.NoError(t, b.Client.Del(ctx, key(b, f, "home")).Err())
 		require.NoError(t, n.Syndicate(ctx, st.ID))

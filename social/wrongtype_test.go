@@ -1,15 +1,12 @@
 package social_test
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ria-go/ria/internal/redistest"
-	"github.com/ria-go/ria/queue"
 	"github.com/ria-go/ria/social"
 )
 
@@ -128,27 +125,10 @@ func TestNetwork_fanout_wrongType(t *testing.T) {
 				assert.Equal(t, []string{st.ID}, page(t, n, f, social.Home, 10), "first batch: %s", f)
 			}
 		}
-		w, err := queue.NewWorker(g, queue.Queues(social.DefaultQueue), queue.Backoff(time.Millisecond, 5*time.Millisecond))
-		require.NoError(t, err)
-		require.NoError(t, n.Handle(w))
-		runCtx, stop := context.WithCancel(ctx)
-		done := make(chan error, 1)
-		go func() { done <- w.Run(runCtx) }()
-		require.Eventually(t, func() bool {
-			if b.Mini != nil {
-				b.FastForward(10 * time.Millisecond) // miniredis's TIME is frozen: let retries fall due
-			}
-			s, err := g.Stats(ctx, social.DefaultQueue)
-			return err == nil && s.Dead == 1 && s.Ready[social.DefaultQueue] == 0 && s.Delayed == 0 && s.InFlight == 0
-		}, time.Minute, 5*time.Millisecond)
-		stop()
-		require.NoError(t, <-done, "a task's error is the task's, not the worker's")
+		dead := runUntilDead(t, b, n, g, 1)
 		for _, f := range []string{"f0", "f1", "f2", "f4"} {
 			assert.Equal(t, []string{st.ID}, page(t, n, f, social.Home, 10), "fed: %s", f)
 		}
-		dead, err := g.Dead(ctx, 0, 10)
-		require.NoError(t, err)
-		require.Len(t, dead, 1)
 		assert.Contains(t, dead[0].Error, key(b, "f3", "home"), "the dead task names the key")
 		assert.Contains(t, dead[0].Error, "social home timeline")
 	})
