@@ -267,21 +267,25 @@ func (db *DB) lookup(ctx context.Context, addrs []netip.Addr) ([]*Range, bool, e
 	if refs == nil {
 		return out, false, nil
 	}
+	// The records, then the live version, on one connection (one slot):
+	// when the version the ranges named is still live after the HMGET,
+	// the HMGET read its records (an import deletes them only once they
+	// are no longer live; a data set without location records has none).
 	pipe := db.rdb.Pipeline()
 	got := map[string]*redis.SliceCmd{}
-	there := map[string]*redis.IntCmd{}
 	for rk := range refs {
-		there[rk] = pipe.Exists(ctx, rk)
 		got[rk] = pipe.HMGet(ctx, rk, anyStrings(fields[rk])...)
 	}
+	live := pipe.Get(ctx, db.versionKey())
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		for rk := range refs {
 			err = script.WrongType(ctx, db.rdb, err, rk, "geoip records", "hash")
 		}
+		err = script.WrongType(ctx, db.rdb, err, db.versionKey(), "geoip version", "string")
 		return nil, false, fmt.Errorf("geoip: lookup: %w", err)
 	}
 	for rk, idx := range refs {
-		if there[rk].Val() == 0 {
+		if db.recordsPrefix()+live.Val() != rk {
 			return nil, true, nil
 		}
 		for j, v := range got[rk].Val() {
