@@ -55,7 +55,9 @@
 //   - [Store.ScheduleRowCache] and a [RowCacher] keep database rows cached
 //     as JSON, each reloaded every delay by a [Loader] you supply. A delay
 //     <= 0 stops caching the row and deletes its copy at once (the book
-//     waits for the loop), and a load in flight cannot write it back.
+//     waits for the loop), and a load in flight cannot write it back; nor
+//     can it when the row is scheduled again meanwhile (each schedule
+//     gives the row a due score of its own), which caches it at once.
 //   - A [Rescaler] trims the ranking to twice the cacheable top (the book's
 //     20,000) and halves every count, atomically, every 5 minutes.
 //   - The book's `while not QUIT` threads are [Cleaner.Run],
@@ -155,7 +157,8 @@
 //	session:{A}:views          ZSET    item -> minus its (halved) view count
 //	session:{A}:page:<sha256>  STRING  rendered page of a request; TTL 300 s
 //	session:{A}:delay          ZSET    row ID -> re-caching period (ms)
-//	session:{A}:schedule       ZSET    row ID -> next due (Unix ms of the RowCacher's clock; 0: at once)
+//	session:{A}:schedule       ZSET    row ID -> next due (Unix ms of the RowCacher's clock;
+//	                                   at once: below 0, the server's µs at scheduling - 2^52)
 //	session:{A}:row:<row ID>   STRING  the row's JSON
 //	session:{A}:once:<nonce>   STRING  the reply of one call of a once-script; TTL the
 //	                                   client's retry window (see Lost replies)

@@ -165,7 +165,7 @@ func TestFaults_rows(t *testing.T) {
 		for i, id := range []string{"a", "b", "c"} {
 			h.Call(1+i, redistest.Scripts, func() { err = s.ScheduleRowCache(ctx, id, time.Second) })
 			require.NoError(t, err)
-			h.Check(b.Client.ZScore(ctx, key(b, "schedule"), id).Val() == 0, "%s due at once", id)
+			h.Check(b.Client.ZScore(ctx, key(b, "schedule"), id).Val() < 0, "%s due at once", id)
 			h.Check(b.Client.ZScore(ctx, key(b, "delay"), id).Val() == 1000, "%s every second", id)
 		}
 		// One pass: the due read, then a store per row; each store loses

@@ -58,7 +58,8 @@ func (k keySet) pageKey(hash string) string { return k.page + hash }
 func (k keySet) delayKey() string { return k.delay }
 
 // scheduleKey is a ZSET from row ID to when it is next due, in Unix
-// milliseconds of the [RowCacher]'s clock; 0 means at once.
+// milliseconds of the [RowCacher]'s clock; a score below 0 means at once
+// (ScheduleRowCache writes the server's µs - 2^52: each schedule its own).
 func (k keySet) scheduleKey() string { return k.schedule }
 
 // rowKey is a STRING holding the JSON of a cached row.

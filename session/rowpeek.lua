@@ -1,7 +1,7 @@
 -- rowpeek.lua: defines peek(schedule, delay), withPeek and check_rows,
 -- prepended to the row scripts.
 -- It returns the row due first as {id, due, delay}: its schedule score (Unix
--- ms of the RowCacher's clock, 0: at once) and its delay score (ms; '' when
+-- ms of the RowCacher's clock, below 0: at once) and its delay score (ms; '' when
 -- the row has none), or {} when no row is scheduled.
 local function peek(schedule, delay)
   local first = redis.call('ZRANGE', schedule, 0, 0, 'WITHSCORES')

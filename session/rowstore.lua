@@ -6,7 +6,7 @@
 -- A once-script: a re-send is answered from the record of its first reply
 -- (it would find the row rescheduled and answer 0). Every key is checked
 -- before the first write. (withPeek and check_rows come from rowpeek.lua.)
--- KEYS[1] schedule  ZSET row ID -> due (Unix ms; 0: at once)
+-- KEYS[1] schedule  ZSET row ID -> due (Unix ms; below 0: at once)
 -- KEYS[2] delay     ZSET row ID -> re-caching period (ms)
 -- KEYS[3] row       STRING the row's JSON
 -- ARGV[1] row ID   ARGV[2] the due score picked   ARGV[3] now (Unix ms)
