@@ -82,6 +82,10 @@ if cur == token then
   local f = tonumber(redis.call('get', fence))
   if not f then f = mint(fence) end
   leave()
+  -- The TTL runs from now, as for a lock taken now: the caller dates its
+  -- expiry from this call, and a hand-over may have started the TTL well
+  -- before it (the caller paused, or between its rounds).
+  redis.call('pexpire', owner, ttl)
   return got(f)
 end
 

@@ -73,7 +73,10 @@
 //     ctx ends. [Locker.Do] returns an error wrapping [ErrNotHeld] whenever
 //     the lock was lost before fn returned (taken by another, or not
 //     extended before its TTL ran out, say through an outage), and then does
-//     not try to release it.
+//     not try to release it. Both judge the TTL from a local estimate that
+//     is never later than the server's expiry: a lock handed over is dated
+//     from the waiter's last attempt before the hand-over, and an attempt
+//     that finds the lock handed to it already restarts its TTL.
 //   - [Locker.State] only reads: whether the lock is held, the holder's
 //     TTL, the last fence minted and the number of live waiters (whose
 //     place has not expired; the holder's own stale place is not counted).

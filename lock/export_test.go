@@ -70,3 +70,9 @@ func (rw *RWLock) WaitForTest(ctx context.Context, h *RWHold, opts ...AcquireOpt
 
 // SetHotForTest sets the contention hint of rw.
 func (rw *RWLock) SetHotForTest(hot bool) { rw.hot.Store(hot) }
+
+// ExpiryForTest returns the lock's local expiry estimate.
+func (l *Lock) ExpiryForTest() time.Time { return l.lease.Expiry() }
+
+// ExpiryForTest returns the hold's local expiry estimate.
+func (h *RWHold) ExpiryForTest() time.Time { return h.lease.Expiry() }

@@ -19,7 +19,9 @@ type hold struct {
 }
 
 // setGrant records the fence of a grant handed over by a release; its TTL
-// started after since, so since+ttl is a safe expiry estimate.
+// started after since (the send time of the caller's last attempt, which
+// found the lock taken: a grant pushed before it would have been found by
+// it), so since+ttl is a safe expiry estimate.
 func (h *hold) setGrant(fence string, since time.Time) error {
 	f, err := strconv.ParseInt(fence, 10, 64)
 	if err != nil {

@@ -384,7 +384,8 @@ type Lock struct {
 }
 
 // granted records the lock handed over by a release; the grant carries the
-// fence. Its TTL started after since, so since+ttl is a safe expiry estimate.
+// fence. Its TTL started after since (see setGrant), so since+ttl is a safe
+// expiry estimate.
 func (l *Lock) granted(fence string, since time.Time, kept bool) error {
 	// The release that handed it over took the waiter's place out of the
 	// queue; the value stays on the grant key after a plain wait.

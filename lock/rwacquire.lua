@@ -73,6 +73,15 @@ if ours then
   end
   redis.call('del', grant)
   if redis.call('hdel', waiters, token) == 1 then redis.call('lrem', queue, 1, token) end
+  -- The lease runs from now, as for a lock taken now: the caller dates its
+  -- expiry from this call, and a hand-over may have started it well before
+  -- (the caller paused, or between its rounds).
+  if mode == 'w' then
+    redis.call('pexpire', writer, ttl)
+  else
+    redis.call('zadd', readers, string.format('%d', now + ttl), token)
+    if redis.call('pttl', readers) < tonumber(ttl) then redis.call('pexpire', readers, ttl) end
+  end
   return got(f)
 end
 

@@ -71,6 +71,13 @@ if score and tonumber(score) > now then
     redis.call('LREM', queue, 1, id)
   end
   redis.call('DEL', grant)
+  -- The permit's lease runs from now, as for one taken now: the caller
+  -- dates its expiry from this call, and a hand-over may have started it
+  -- well before (the caller paused, or between its rounds).
+  redis.call('ZADD', holders, string.format('%d', now + timeout), id)
+  if redis.call('PTTL', holders) < timeout then
+    redis.call('PEXPIRE', holders, string.format('%d', timeout))
+  end
   return got(s)
 end
 

@@ -104,7 +104,10 @@
 //   - KeepAlive on a Redis error: it retries at a third of the time left
 //     before the permit's deadline, which it estimates from the client's
 //     monotonic clock (the send time of its last successful acquisition or
-//     refresh, plus the timeout: never later than the server's deadline),
+//     refresh, plus the timeout: never later than the server's deadline;
+//     a permit handed over is dated from the waiter's last attempt before
+//     the hand-over, and an attempt that finds one handed over restarts
+//     its lease),
 //     and cancels its context, as lost, when that estimate has passed
 //     without a successful refresh. The permit may in fact outlive that
 //     estimate by a round trip; [Semaphore.Do] then does not release it,

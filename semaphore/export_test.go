@@ -43,3 +43,6 @@ func (s *Semaphore) WaitGiveBacksForTest() { s.bg.Wait() }
 // KeepAliveDoneForTest returns a channel closed when the current refresh
 // loop has returned (nil if none ever ran).
 func (p *Permit) KeepAliveDoneForTest() <-chan struct{} { return p.lease.LoopDone() }
+
+// ExpiryForTest returns the permit's local expiry estimate.
+func (p *Permit) ExpiryForTest() time.Time { return p.lease.Expiry() }

@@ -219,8 +219,13 @@ type queuer struct {
 	deadline time.Time
 	pipe     bool // attempt in pipelined rounds
 	mayHold  bool // an attempt may have queued the caller or taken the resource
-	backoff  time.Duration
-	lastErr  error
+	// attempted is when the last round with an attempt was sent: a grant
+	// a plain wait pops was pushed after that attempt ran (had it been
+	// pushed before, the attempt would have found the resource its own),
+	// maybe before the wait began (the caller paused, or backed off).
+	attempted time.Time
+	backoff   time.Duration
+	lastErr   error
 }
 
 // round is what one round trip of Queue brought back.
@@ -326,6 +331,7 @@ func (q *queuer) run(ctx context.Context) (bool, error) {
 // attempt is a plain round's attempt.
 func (q *queuer) attempt(ctx context.Context, left time.Duration) round {
 	r := round{ran: true, since: time.Now()}
+	q.attempted = r.since
 	r.ok, r.retryIn, r.err = q.t.Attempt(ctx, max(left, time.Millisecond))
 	q.sent(r.err)
 	return r
@@ -341,7 +347,11 @@ func (q *queuer) sent(err error) {
 
 // plainWait is a plain round's blocking wait on the grant list.
 func (q *queuer) plainWait(ctx context.Context, d time.Duration) round {
-	r := round{since: time.Now(), kept: true}
+	// A grant is dated from the last attempt, not from this wait.
+	r := round{since: q.attempted, kept: true}
+	if r.since.IsZero() {
+		r.since = time.Now()
+	}
 	r.val, r.got, r.err = Pop(ctx, q.c, q.t.GrantKey, d)
 	if r.err != nil && ctx.Err() == nil {
 		r.err = q.popErr(ctx, r.err)
@@ -385,6 +395,7 @@ func (q *queuer) pipelined(ctx context.Context, left time.Duration) round {
 		}
 	})
 	r := round{ran: true, since: time.Now()}
+	q.attempted = r.since
 	var (
 		read func() (bool, time.Duration, error)
 		pop  *redis.Cmd
