@@ -122,3 +122,36 @@ func TestLock_lostReply(t *testing.T) {
 		assert.NoError(t, err, "released")
 	})
 }
+
+// A TryAcquire or a Release whose script ran, lost its reply, and whose
+// re-sends were refused with LOADING (a restarting server) has an unknown
+// outcome: TryAcquire says so and gives the lock back (it was answered as
+// a plain refusal, and the lock it took stayed held for its whole TTL).
+func TestLock_lostReplyThenLoading(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		rdb, _ := b.NewClient()
+		h := &redistest.ReplyLoser{Err: redistest.ErrLoading}
+		rdb.AddHook(h)
+		locker := must(lock.New(rdb, lock.WithPrefix(b.Prefix)))
+		other := newLocker(b)
+
+		h.Arm()
+		_, err := locker.TryAcquire(ctx, "job", time.Minute)
+		assert.ErrorIs(t, err, ria.ErrOutcomeUnknown)
+		assert.ErrorIs(t, err, redistest.ErrLoading)
+		locker.WaitGiveBacksForTest()
+		l, err := other.TryAcquire(ctx, "job", time.Minute)
+		require.NoError(t, err, "the lock taken before the reply was lost was given back")
+
+		require.NoError(t, l.Release(ctx))
+		mine, err := locker.TryAcquire(ctx, "job", time.Minute)
+		require.NoError(t, err)
+		h.Arm()
+		err = mine.Release(ctx)
+		assert.ErrorIs(t, err, ria.ErrOutcomeUnknown, "the release ran; its answer was lost")
+		locker.WaitGiveBacksForTest()
+		_, err = other.TryAcquire(ctx, "job", time.Minute)
+		assert.NoError(t, err, "released")
+	})
+}

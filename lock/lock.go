@@ -172,7 +172,7 @@ func (lk *Locker) TryAcquire(ctx context.Context, name string, ttl time.Duration
 	l := lk.newLock(name, ttl)
 	ok, _, err := l.attempts().Attempt(ctx, 0)
 	switch {
-	case err != nil && isReply(err):
+	case err != nil && !script.MayHaveRun(err): // refused, changing nothing
 		return nil, fmt.Errorf("lock: acquire %q: %w", name, err)
 	case err != nil:
 		lk.giveBack(l)
@@ -346,7 +346,7 @@ func retry(until time.Time, fn func(ctx context.Context) error) error {
 		ctx, cancel := context.WithDeadline(context.Background(), until)
 		err := fn(ctx)
 		cancel()
-		if err == nil || isReply(err) && !wait.Transient(err) {
+		if err == nil || !script.MayHaveRun(err) && !wait.Transient(err) {
 			return err
 		}
 		backoff = min(max(2*backoff, 10*time.Millisecond), time.Second)
@@ -356,14 +356,6 @@ func retry(until time.Time, fn func(ctx context.Context) error) error {
 		}
 		time.Sleep(d)
 	}
-}
-
-// isReply reports whether err is the server's answer: an error reply, or a
-// *ria.KeyError from a script's checks.
-func isReply(err error) bool {
-	var rerr redis.Error
-	var kerr *ria.KeyError
-	return errors.As(err, &rerr) || errors.As(err, &kerr)
 }
 
 // Lock is a held lock. It is safe for concurrent use.
@@ -475,7 +467,7 @@ func (l *Lock) Release(ctx context.Context) error {
 	ok, err := l.release(ctx, l.queued, l.kept, script.Nonce())
 	l.lease.MarkReleased()
 	switch {
-	case err != nil && isReply(err):
+	case err != nil && !script.MayHaveRun(err): // refused, changing nothing
 		return fmt.Errorf("lock: release %q: %w", l.name, err)
 	case err != nil:
 		l.lk.giveBack(l)

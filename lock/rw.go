@@ -125,7 +125,7 @@ func (rw *RWLock) try(ctx context.Context, ttl time.Duration, write bool) (*RWHo
 	h := rw.newHold(ttl, write)
 	ok, _, err := h.attempts().Attempt(ctx, 0)
 	switch {
-	case err != nil && isReply(err):
+	case err != nil && !script.MayHaveRun(err): // refused, changing nothing
 		return nil, fmt.Errorf("lock: %s %q: %w", op, rw.name, err)
 	case err != nil:
 		rw.giveBack(h)
@@ -335,7 +335,7 @@ func (h *RWHold) Release(ctx context.Context) error {
 		op = "unlock"
 	}
 	switch {
-	case err != nil && isReply(err):
+	case err != nil && !script.MayHaveRun(err): // refused, changing nothing
 		return fmt.Errorf("lock: %s %q: %w", op, h.rw.name, err)
 	case err != nil:
 		h.rw.giveBack(h)

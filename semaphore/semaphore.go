@@ -191,7 +191,7 @@ func (s *Semaphore) TryAcquire(ctx context.Context) (*Permit, error) {
 	p := s.newPermit(uuid.NewString())
 	ok, _, err := p.attempts().Attempt(ctx, 0)
 	switch {
-	case err != nil && isReply(err):
+	case err != nil && !script.MayHaveRun(err): // refused, changing nothing
 		return nil, fmt.Errorf("semaphore: acquire %q: %w", s.name, err)
 	case err != nil:
 		s.giveBack(p)
@@ -355,7 +355,7 @@ func (s *Semaphore) giveBack(p *Permit) {
 			ctx, cancel := context.WithDeadline(context.Background(), until)
 			_, err := s.release(ctx, p.id, true, true, "")
 			cancel()
-			if err == nil || isReply(err) && !wait.Transient(err) {
+			if err == nil || !script.MayHaveRun(err) && !wait.Transient(err) {
 				if err != nil {
 					s.log.Warn("semaphore: could not give back a permit whose acquisition outcome was unknown; it lapses at its timeout",
 						"semaphore", s.name, "err", err)
@@ -372,14 +372,6 @@ func (s *Semaphore) giveBack(p *Permit) {
 			time.Sleep(d)
 		}
 	}()
-}
-
-// isReply reports whether err is the server's answer: an error reply, or a
-// *ria.KeyError from a script's checks.
-func isReply(err error) bool {
-	var rerr redis.Error
-	var kerr *ria.KeyError
-	return errors.As(err, &rerr) || errors.As(err, &kerr)
 }
 
 // release runs the release script for permit id: leaving also takes it out
@@ -471,7 +463,7 @@ func (p *Permit) Release(ctx context.Context) error {
 	held, err := p.s.release(ctx, p.id, false, p.kept, script.Nonce())
 	p.lease.MarkReleased()
 	switch {
-	case err != nil && isReply(err):
+	case err != nil && !script.MayHaveRun(err): // refused, changing nothing
 		return fmt.Errorf("semaphore: release %q: %w", p.s.name, err)
 	case err != nil:
 		p.s.giveBack(p)

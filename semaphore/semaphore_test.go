@@ -705,3 +705,35 @@ func TestSemaphore_redisRestart(t *testing.T) {
 	assert.NoError(t, q.Release(ctx))
 	assert.ErrorIs(t, p.Release(ctx), semaphore.ErrNotHeld, "the restart lost the old permit")
 }
+
+// TryAcquire and Release whose script ran, lost its reply, and whose
+// re-sends were refused with LOADING (a restarting server): the outcome
+// is unknown, and TryAcquire gives the permit back (it was answered as a
+// plain refusal, and the permit stayed taken until its timeout).
+func TestSemaphore_lostReplyThenLoading(t *testing.T) {
+	run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		rdb, _ := b.NewClient()
+		h := &redistest.ReplyLoser{Err: redistest.ErrLoading}
+		rdb.AddHook(h)
+		s := newSem(t, b, rdb, "sem", 1, time.Minute)
+
+		h.Arm()
+		_, err := s.TryAcquire(ctx)
+		assert.ErrorIs(t, err, ria.ErrOutcomeUnknown)
+		assert.ErrorIs(t, err, redistest.ErrLoading)
+		s.WaitGiveBacksForTest()
+		n, err := s.Holders(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, int64(0), n, "the permit granted before the reply was lost was given back")
+
+		p, err := s.TryAcquire(ctx)
+		require.NoError(t, err)
+		h.Arm()
+		assert.ErrorIs(t, p.Release(ctx), ria.ErrOutcomeUnknown, "the release ran; its answer was lost")
+		s.WaitGiveBacksForTest()
+		n, err = s.Holders(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, int64(0), n, "released")
+	})
+}

@@ -14,11 +14,25 @@ import (
 // like a connection dropped mid-reply, a transient error.
 var ErrReplyLost = fmt.Errorf("redistest: reply lost: %w", io.ErrUnexpectedEOF)
 
+// ErrLoading is a LOADING error reply (a redis.Error), as a restarting
+// server answers: go-redis re-sends a command on it, so it may be the last
+// answer to a call whose first attempt ran and lost its reply.
+var ErrLoading error = serverError("LOADING Redis is loading the dataset in memory")
+
+type serverError string
+
+func (e serverError) Error() string { return string(e) }
+func (serverError) RedisError()     {}
+
 // ReplyLoser is a redis.Hook that, once armed, lets the next script call
-// (EVAL, EVALSHA) run on the server and then fails it with [ErrReplyLost],
-// as a connection dropped after the request would. It is safe for
-// concurrent use.
-type ReplyLoser struct{ armed atomic.Bool }
+// (EVAL, EVALSHA) run on the server and then fails it with Err
+// ([ErrReplyLost] if nil), as a connection dropped after the request would
+// (with Err = [ErrLoading]: and go-redis's re-sends were refused). It is
+// safe for concurrent use; set Err before arming.
+type ReplyLoser struct {
+	Err   error
+	armed atomic.Bool
+}
 
 // Arm makes the next script call lose its reply.
 func (h *ReplyLoser) Arm() { h.armed.Store(true) }
@@ -36,8 +50,12 @@ func (h *ReplyLoser) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		err := next(ctx, cmd)
 		if err == nil && strings.HasPrefix(cmd.Name(), "eval") && h.armed.CompareAndSwap(true, false) {
-			cmd.SetErr(ErrReplyLost)
-			return ErrReplyLost
+			lost := h.Err
+			if lost == nil {
+				lost = ErrReplyLost
+			}
+			cmd.SetErr(lost)
+			return lost
 		}
 		return err
 	}

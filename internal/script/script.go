@@ -256,7 +256,7 @@ func Unknown(err error) error {
 	}
 	var rerr redis.Error
 	var kerr *ria.KeyError
-	if errors.As(err, &kerr) || errors.As(err, &rerr) && !resent(err) {
+	if errors.As(err, &kerr) || errors.As(err, &rerr) && !resent(rerr) {
 		return err
 	}
 	return fmt.Errorf("%w: %w", ria.ErrOutcomeUnknown, err)

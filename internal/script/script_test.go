@@ -3,6 +3,7 @@ package script_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"testing"
@@ -167,6 +168,7 @@ func TestUnknown(t *testing.T) {
 		"MASTERDOWN Link with MASTER is down", "NOREPLICAS Not enough good replicas to write.", "ERR max number of clients reached"} {
 		assert.ErrorIs(t, script.Unknown(e), ria.ErrOutcomeUnknown, string(e))
 		assert.True(t, script.MayHaveRun(e), string(e))
+		assert.True(t, script.MayHaveRun(fmt.Errorf("script x: %w", e)), "wrapped %s", e)
 	}
 	assert.True(t, script.MayHaveRun(&net.OpError{Op: "dial", Err: io.EOF}), "a dial error may follow an attempt that ran")
 	assert.False(t, script.MayHaveRun(kerr))

@@ -337,10 +337,12 @@ func (q *queuer) attempt(ctx context.Context, left time.Duration) round {
 	return r
 }
 
-// sent records that an attempt was sent: unless the server refused it, it
-// may have queued the caller or taken the resource.
+// sent records that an attempt was sent: unless the server refused it for
+// good (a refusal go-redis re-sends on, such as LOADING, may answer the
+// re-send of an attempt that ran: script.MayHaveRun), it may have queued
+// the caller or taken the resource.
 func (q *queuer) sent(err error) {
-	if err == nil || !isReply(err) {
+	if err == nil || script.MayHaveRun(err) {
 		q.mayHold = true
 	}
 }
@@ -704,14 +706,6 @@ func isNetErr(err error) bool {
 		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
 		errors.Is(err, syscall.EPIPE) || errors.Is(err, redis.ErrPoolTimeout) ||
 		errors.Is(err, redis.ErrPoolExhausted)
-}
-
-// isReply reports whether err is the server's answer (an error reply, or a
-// check of ria's scripts): the command ran, or was refused, and said so.
-func isReply(err error) bool {
-	var rerr redis.Error
-	var kerr *ria.KeyError
-	return errors.As(err, &rerr) || errors.As(err, &kerr)
 }
 
 // noScript reports whether err is the server's NOSCRIPT reply.

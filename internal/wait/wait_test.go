@@ -30,7 +30,10 @@ type srvErr string
 func (e srvErr) Error() string { return string(e) }
 func (srvErr) RedisError()     {}
 
-const loading = srvErr("LOADING Redis is loading the dataset in memory")
+const (
+	loading = srvErr("LOADING Redis is loading the dataset in memory")
+	busy    = srvErr("BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSCRIPT.")
+)
 
 // serverErrors returns real error replies from a miniredis server.
 func serverErrors(t *testing.T) (wrongType, busyGroup, busyKey, unknown error) {
@@ -831,18 +834,26 @@ func TestQueue_transientError(t *testing.T) {
 			assert.Len(t, r.calls, 3)
 			assert.Equal(t, int64(0), r.leaves.Load())
 		})
-		t.Run("until deadline", func(t *testing.T) {
-			r := &turn{grantKey: key, attempt: func(_ context.Context, n int) (bool, time.Duration, error) {
-				return false, 0, fmt.Errorf("attempt %d: %w", n, loading)
-			}}
-			start := time.Now()
-			q := queue(bounded(t), b.Client, start.Add(200*time.Millisecond), r)
-			assert.False(t, q.ok)
-			assert.ErrorIs(t, q.err, loading, "the last transient error is returned")
-			assert.Greater(t, len(r.calls), 1)
-			assert.Equal(t, int64(0), r.leaves.Load(), "the server refused every attempt")
-			assert.Less(t, time.Since(start), 5*time.Second)
-		})
+		// A refusal go-redis does not re-send on (BUSY) answers the only
+		// attempt: nothing to leave. One it re-sends on (LOADING) may answer
+		// the re-send of an attempt that ran and queued the caller: leave.
+		for _, c := range []struct {
+			refusal srvErr
+			leaves  int64
+		}{{busy, 0}, {loading, 1}} {
+			t.Run("until deadline "+strings.Fields(string(c.refusal))[0], func(t *testing.T) {
+				r := &turn{grantKey: key, attempt: func(_ context.Context, n int) (bool, time.Duration, error) {
+					return false, 0, fmt.Errorf("attempt %d: %w", n, c.refusal)
+				}}
+				start := time.Now()
+				q := queue(bounded(t), b.Client, start.Add(200*time.Millisecond), r)
+				assert.False(t, q.ok)
+				assert.ErrorIs(t, q.err, c.refusal, "the last transient error is returned")
+				assert.Greater(t, len(r.calls), 1)
+				assert.Equal(t, c.leaves, r.leaves.Load())
+				assert.Less(t, time.Since(start), 5*time.Second)
+			})
+		}
 	})
 }
 
@@ -875,22 +886,30 @@ func TestQueue_cancelled(t *testing.T) {
 				require.NoError(t, b.Client.Del(t.Context(), key).Err())
 			})
 		}
-		t.Run("during backoff", func(t *testing.T) {
-			ctx, cancel := context.WithCancel(t.Context())
-			defer cancel()
-			r := &turn{grantKey: key, attempt: func(_ context.Context, n int) (bool, time.Duration, error) {
-				if n == 2 {
-					cancel()
-				}
-				return false, 0, loading
-			}}
-			q := queue(ctx, b.Client, time.Time{}, r)
-			assert.False(t, q.ok)
-			assert.ErrorIs(t, q.err, context.Canceled)
-			assert.ErrorIs(t, q.err, loading, "joined with the last error")
-			assert.Len(t, r.calls, 2)
-			assert.Equal(t, int64(0), r.leaves.Load(), "the server refused every attempt")
-		})
+		// A refusal go-redis does not re-send on (BUSY) answers the only
+		// attempt: nothing to leave. One it re-sends on (LOADING) may answer
+		// the re-send of an attempt that ran and queued the caller: leave.
+		for _, c := range []struct {
+			refusal srvErr
+			leaves  int64
+		}{{busy, 0}, {loading, 1}} {
+			t.Run("during backoff "+strings.Fields(string(c.refusal))[0], func(t *testing.T) {
+				ctx, cancel := context.WithCancel(t.Context())
+				defer cancel()
+				r := &turn{grantKey: key, attempt: func(_ context.Context, n int) (bool, time.Duration, error) {
+					if n == 2 {
+						cancel()
+					}
+					return false, 0, c.refusal
+				}}
+				q := queue(ctx, b.Client, time.Time{}, r)
+				assert.False(t, q.ok)
+				assert.ErrorIs(t, q.err, context.Canceled)
+				assert.ErrorIs(t, q.err, c.refusal, "joined with the last error")
+				assert.Len(t, r.calls, 2)
+				assert.Equal(t, c.leaves, r.leaves.Load())
+			})
+		}
 	})
 }
 
