@@ -1,10 +1,6 @@
 package counters_test
 
 import (
-	"context"
-	"errors"
-	"net"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -36,27 +32,16 @@ func TestBatcher_resendRefused(t *testing.T) {
 		for _, mode := range []string{"LOADING", "dial"} {
 			b.Flush()
 			ctx := t.Context()
-			var (
-				refuse atomic.Bool
-				f      *redistest.Faults
-			)
-			loading, stopLoading := redistest.RefusingServer(t, "LOADING Redis is loading the dataset in memory")
 			rdb, cnt, f := b.FaultyClient(func(o *redis.UniversalOptions) {
 				// One connection (a re-send must dial), one re-send, no backoff:
 				// each refused dial costs go-redis's own dial retries.
 				o.PoolSize, o.MaxRetries, o.MaxRedirects = 1, 1, 1
 				o.MinRetryBackoff, o.MaxRetryBackoff = time.Millisecond, time.Millisecond
-				o.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
-					if refuse.Load() {
-						if mode == "dial" {
-							return nil, &net.OpError{Op: "dial", Net: network, Err: errors.New("connection refused")}
-						}
-						var d net.Dialer
-						return d.DialContext(ctx, network, loading)
-					}
-					return f.Dialer(ctx, network, addr)
-				}
 			})
+			reply := redistest.ErrLoading.Error() // re-sends answered LOADING
+			if mode == "dial" {
+				reply = "" // re-sends cannot connect
+			}
 			c, _ := newCounters(t, b, rdb)
 			check, _ := newCounters(t, b, b.Client)
 			bt, err := c.Batcher()
@@ -67,7 +52,7 @@ func TestBatcher_resendRefused(t *testing.T) {
 			require.Equal(t, int64(1), dayCount(t, check, "hits"))
 
 			require.NoError(t, bt.Add("hits", 1))
-			refuse.Store(true)
+			stopRefusing := f.RefuseDials(reply)
 			f.LoseReply(1, redistest.Scripts) // runs, reply lost, connection cut; re-sends refused
 			err = bt.Flush(ctx)
 			f.Disarm()
@@ -84,8 +69,7 @@ func TestBatcher_resendRefused(t *testing.T) {
 				sent = append(sent, cmds)
 			}
 			assert.Equal(t, sent[0], sent[1], "%s: one update per counter in flight, not one more per flush", mode)
-			refuse.Store(false)
-			stopLoading()
+			stopRefusing()
 
 			require.NoError(t, bt.Flush(ctx), mode)
 			assert.Equal(t, int64(4), dayCount(t, check, "hits"), "%s: 4 increments added, each counted once", mode)

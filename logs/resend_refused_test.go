@@ -1,9 +1,7 @@
 package logs_test
 
 import (
-	"context"
 	"log/slog"
-	"net"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -34,21 +32,9 @@ func TestHandler_resendRefused(t *testing.T) {
 			t.Skip("a re-send cannot be made to dial on a Cluster")
 		}
 		ctx := t.Context()
-		var (
-			refuse atomic.Bool
-			f      *redistest.Faults
-		)
-		loading, stopLoading := redistest.RefusingServer(t, "LOADING Redis is loading the dataset in memory")
 		rdb, _, f := b.FaultyClient(func(o *redis.UniversalOptions) {
 			o.PoolSize, o.PipelinePoolSize = 1, 1 // a re-send must dial
 			o.MinRetryBackoff, o.MaxRetryBackoff = time.Millisecond, time.Millisecond
-			o.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
-				if refuse.Load() {
-					var d net.Dialer
-					return d.DialContext(ctx, network, loading)
-				}
-				return f.Dialer(ctx, network, addr)
-			}
 		})
 		l := newLogs(t, b, rdb)
 		check := newLogs(t, b, b.Client)
@@ -61,12 +47,11 @@ func TestHandler_resendRefused(t *testing.T) {
 		logs.SetHandlerClock(h, func() time.Time { return time.Unix(now.Load(), 0) })
 
 		slog.New(h).Info("order placed")
-		refuse.Store(true)
+		stopRefusing := f.RefuseDials(redistest.ErrLoading.Error())
 		f.LoseReply(1, redistest.Scripts) // runs, reply lost, connection cut; re-sends refused
 		err = h.Flush(ctx)
 		f.Disarm()
-		refuse.Store(false)
-		stopLoading()
+		stopRefusing()
 		require.Equal(t, int64(1), f.Lost(), "the fault happened")
 		assert.ErrorIs(t, err, ria.ErrOutcomeUnknown, "the batch ran, its reply was lost")
 		rec, err := check.Recent(ctx, "app", logs.Info)

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -21,7 +22,8 @@ import (
 // connects to (through [Faults.Dialer]) and injects faults into the traffic:
 // a reply swallowed and the connection cut after the server has run the
 // command ([Faults.LoseReply]), replies delayed ([Faults.Delay]), every
-// connection cut ([Faults.Cut]). go-redis re-sends a command whose reply
+// connection cut ([Faults.Cut]), new connections refused
+// ([Faults.RefuseDials]). go-redis re-sends a command whose reply
 // was lost, so these faults make it run a command twice, as a flaky network
 // does. The proxies parse the RESP traffic to match replies with the
 // commands they answer. Safe for concurrent use; the proxies stop when the
@@ -33,6 +35,7 @@ type Faults struct {
 	proxies map[string]*proxy // by upstream address
 	lose    []loseRule
 	delay   time.Duration
+	refuse  func(ctx context.Context, network string) (net.Conn, error) // set: new connections go here
 
 	lost atomic.Int64
 }
@@ -52,12 +55,49 @@ func NewFaults(t testing.TB) *Faults {
 // Dialer connects to addr through its proxy (started on first use); set it
 // as the client's Dialer.
 func (f *Faults) Dialer(ctx context.Context, network, addr string) (net.Conn, error) {
+	f.mu.Lock()
+	refuse := f.refuse
+	f.mu.Unlock()
+	if refuse != nil {
+		return refuse(ctx, network)
+	}
 	p, err := f.proxyFor(addr)
 	if err != nil {
 		return nil, err
 	}
 	var d net.Dialer
 	return d.DialContext(ctx, network, p.ln.Addr().String())
+}
+
+// RefuseDials makes every connection the client makes from now on, until
+// stop is called, fail as go-redis's re-sends do when the server is
+// restarting: with reply "" the dial itself fails (connection refused: a
+// server down), else the connection reaches a [RefusingServer] answering
+// reply to every command ("LOADING ...": a server loading its data).
+// Connections made before stay as they are; stop also closes those to
+// the refusing server.
+func (f *Faults) RefuseDials(reply string) (stop func()) {
+	refuse := func(context.Context, string) (net.Conn, error) {
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+	}
+	stopServer := func() {}
+	if reply != "" {
+		var addr string
+		addr, stopServer = RefusingServer(f.t, reply)
+		refuse = func(ctx context.Context, network string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, network, addr)
+		}
+	}
+	f.mu.Lock()
+	f.refuse = refuse
+	f.mu.Unlock()
+	return func() {
+		f.mu.Lock()
+		f.refuse = nil
+		f.mu.Unlock()
+		stopServer()
+	}
 }
 
 // LoseReply makes the next n commands that match (on any connection) reach
