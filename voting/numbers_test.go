@@ -42,3 +42,33 @@ func TestSite_corruptPostTime(t *testing.T) {
 		}
 	})
 }
+
+// An article hash whose counters or post time are not numbers is a
+// *ria.KeyError naming the article key and field (ErrCorrupt) on the reads
+// too: Get, Page and GroupPage.
+func TestSite_corruptArticleRead(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		s := newSite(t, b, b.Client)
+		id := post(t, s, "alice", "one")
+		require.NoError(t, s.UpdateGroups(ctx, id, []string{"g"}, nil))
+		for _, field := range []string{"votes", "downvotes", "time"} {
+			orig := b.Client.HGet(ctx, key(b, "article:"+id), field).Val()
+			require.NoError(t, b.Client.HSet(ctx, key(b, "article:"+id), field, "x1").Err())
+			for name, call := range map[string]func() error{
+				"Get":       func() error { _, err := s.Get(ctx, id); return err },
+				"Page":      func() error { _, err := s.Page(ctx, voting.ByScore, 1, 10); return err },
+				"GroupPage": func() error { _, err := s.GroupPage(ctx, "g", voting.ByTime, 1, 10); return err },
+			} {
+				err := call()
+				var kerr *ria.KeyError
+				require.ErrorAs(t, err, &kerr, "%s, %s", name, field)
+				assert.ErrorIs(t, err, ria.ErrCorrupt)
+				assert.Equal(t, key(b, "article:"+id), kerr.Key)
+				assert.Equal(t, "voting article", kerr.Role)
+				assert.Contains(t, kerr.Got, field+` "x1"`)
+			}
+			require.NoError(t, b.Client.HSet(ctx, key(b, "article:"+id), field, orig).Err())
+		}
+	})
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/ria-go/ria"
 	"github.com/ria-go/ria/internal/keys"
 	"github.com/ria-go/ria/internal/option"
 	"github.com/ria-go/ria/internal/script"
@@ -32,6 +33,7 @@ type Client interface {
 
 	ZRevRange(ctx context.Context, key string, start, stop int64) *redis.StringSliceCmd
 	Pipeline() redis.Pipeliner
+	Do(ctx context.Context, args ...any) *redis.Cmd // TYPE, to name a key of another type
 }
 
 var (
@@ -429,6 +431,7 @@ func (s *Site) Page(ctx context.Context, o Order, page, size int) ([]Article, er
 	}
 	ids, err := s.rdb.ZRevRange(ctx, s.keys.orderKey(o), start, stop).Result()
 	if err != nil {
+		err = script.WrongType(ctx, s.rdb, err, s.keys.orderKey(o), "voting "+o.String()+" index", "zset")
 		return nil, fmt.Errorf("voting: page %d by %v: %w", page, o, err)
 	}
 	as, err := s.fetch(ctx, ids)
@@ -557,7 +560,13 @@ func (s *Site) fetch(ctx context.Context, ids []string) ([]Article, error) {
 	// Exec reports the first failed command, and a missing score is
 	// redis.Nil: look at each command instead.
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-		return nil, err
+		reads := make([]script.Read, 0, 2*len(ids))
+		for i, id := range ids {
+			reads = append(reads,
+				script.Read{Cmd: hashes[i], Key: s.keys.articleKey(id), Role: "voting article", Want: "hash"},
+				script.Read{Cmd: scores[i], Key: s.keys.score, Role: "voting score index", Want: "zset"})
+		}
+		return nil, script.PipeWrongType(ctx, s.rdb, err, reads...)
 	}
 	out := make([]Article, 0, len(ids))
 	for i, id := range ids {
@@ -568,7 +577,7 @@ func (s *Site) fetch(ctx context.Context, ids []string) ([]Article, error) {
 		if len(h) == 0 {
 			continue // not (or no longer) there
 		}
-		a, err := parseArticle(id, h)
+		a, err := s.parseArticle(id, h)
 		if err != nil {
 			return nil, err
 		}
@@ -583,18 +592,23 @@ func (s *Site) fetch(ctx context.Context, ids []string) ([]Article, error) {
 	return out, nil
 }
 
-// parseArticle decodes the hash h of article id.
-func parseArticle(id string, h map[string]string) (Article, error) {
+// parseArticle decodes the hash h of article id; a field it cannot parse
+// is a *ria.KeyError matching ria.ErrCorrupt.
+func (s *Site) parseArticle(id string, h map[string]string) (Article, error) {
 	a := Article{ID: id, Title: h["title"], Link: h["link"], Poster: h["poster"]}
+	corrupt := func(field, want string) error {
+		return &ria.KeyError{Role: "voting article", Key: s.keys.articleKey(id),
+			Got: fmt.Sprintf("%s %.40q", field, h[field]), Want: field + " " + want, Err: ria.ErrCorrupt}
+	}
 	var err error
 	if a.Posted, err = parseUnix(h["time"]); err != nil {
-		return Article{}, fmt.Errorf("article %q: malformed time %q", id, h["time"])
+		return Article{}, corrupt("time", "in Unix seconds")
 	}
 	if a.Votes, err = strconv.ParseInt(h["votes"], 10, 64); err != nil {
-		return Article{}, fmt.Errorf("article %q: malformed votes %q", id, h["votes"])
+		return Article{}, corrupt("votes", "an integer")
 	}
 	if a.Downvotes, err = strconv.ParseInt(h["downvotes"], 10, 64); err != nil {
-		return Article{}, fmt.Errorf("article %q: malformed downvotes %q", id, h["downvotes"])
+		return Article{}, corrupt("downvotes", "an integer")
 	}
 	return a, nil
 }

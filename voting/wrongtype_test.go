@@ -101,6 +101,21 @@ func TestSite_wrongTypes(t *testing.T) {
 				kr("cache:time:g", "zset", "voting group cache"),
 			)
 		})
+		// The plain reads name the key too (a WRONGTYPE reply, then TYPE).
+		t.Run("Get", func(t *testing.T) {
+			b.CheckWrongTypes(t, posted, func() error { _, err := s.Get(ctx, "1"); return err },
+				kr("article:1", "hash", "voting article"),
+				kr("score", "zset", "voting score index"),
+			)
+		})
+		t.Run("Page", func(t *testing.T) {
+			for o, index := range map[voting.Order]string{voting.ByScore: "score", voting.ByTime: "time"} {
+				b.CheckWrongTypes(t, posted, func() error { _, err := s.Page(ctx, o, 1, 10); return err },
+					kr(index, "zset", "voting "+index+" index"),
+					kr("article:1", "hash", "voting article"),
+				)
+			}
+		})
 		t.Run("GroupPage", func(t *testing.T) {
 			setup := func() {
 				posted()
