@@ -18,11 +18,16 @@
 // only then; with fewer acknowledgements before the timeout it returns an
 // error wrapping [ErrTimeout] with the counts (the writes stay on the
 // primary: replication is not undone, and a failover before it completes
-// may lose them).
+// may lose them). A ctx whose deadline comes before the timeout shortens
+// the wait to it, and Wait then returns an error wrapping
+// context.DeadlineExceeded (go-redis would read a lone WAIT for its whole
+// timeout); a ctx cancelled without a deadline is seen only once WAIT
+// returns.
 //
 // [WithFsync] also waits for the disk: on Redis 7.2+ with WAITAOF (the
 // primary's and the replicas' AOF fsynced; the primary needs appendonly
-// yes). On older servers, detected once per Waiter with COMMAND INFO, the
+// yes). On older servers, detected with COMMAND INFO (by the first Waits
+// of a Waiter, until one has the answer), the
 // book's check runs on replica clients the caller passes: the replica's
 // link is up, it holds the marker, and its AOF has no fsync pending. That
 // check is what the book offers, and a heuristic: under appendfsync
@@ -46,8 +51,9 @@
 // Wait costs one round trip (marker and WAIT pipelined), two when the
 // timeout plus 100 ms does not fit inside the client's ReadTimeout (a
 // pipeline's replies are read with ReadTimeout, a lone WAIT with its own
-// timeout). WithFsync adds one round trip once per Waiter (the WAITAOF
-// probe) and, on old servers, the book's check: one pipelined round trip
+// timeout). WithFsync adds one round trip to the first Waits of a Waiter
+// (the WAITAOF probe; each runs its own until one has answered, so none
+// waits on another's) and, on old servers, the book's check: one pipelined round trip
 // per replica client per millisecond, all clients polled side by side,
 // until that client passes or enough have.
 //
@@ -55,7 +61,11 @@
 //
 // Wait changes nothing but its marker (a STRING that expires by itself), so
 // a re-send after a lost reply writes another marker and waits again: the
-// answer is still true.
+// answer is still true. go-redis re-sends the one-round-trip pipeline
+// (MaxRetries); where it would not (the two-round-trip path holds one
+// connection, and the node clients of a Cluster client do not retry),
+// Wait sends marker and WAIT again itself, as many times (MaxRetries; on a
+// Cluster MaxRedirects).
 //
 // # Key schema
 //
@@ -69,7 +79,14 @@
 //
 // On a *redis.ClusterClient, Wait asks the master of the key's slot, so it
 // confirms the replicas of that master only: to confirm writes on several
-// masters, Wait once per key (or per slot). A key without a hash tag that
+// masters, Wait once per key (or per slot). When the slot has moved and the
+// client's slot map is stale, the node answers MOVED: Wait goes on at the
+// master it names (one more round trip) and has the map reloaded. While
+// the slot migrates (MIGRATING on the master, which answers a new key with
+// ASK), the key's writes may be on either master and no marker can be
+// written on the one giving the slot away: Wait returns an error wrapping
+// [ErrMigrating] that names both; wait again once the migration is over.
+// A key without a hash tag that
 // holds a '}' cannot be matched by a marker and is refused. A *redis.Ring
 // is refused by New: make a Waiter per shard's client.
 package replica

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -23,6 +24,12 @@ var (
 	// server older than Redis 7.2 (no WAITAOF) when the Waiter was given no
 	// replica clients to run the book's check on.
 	ErrNoFsyncCheck = errors.New("replica: fsync wait needs WAITAOF (Redis 7.2+) or replica clients")
+	// ErrMigrating is returned (wrapped, naming the slot and the nodes) by
+	// a Wait on a Cluster while the key's slot migrates to another master:
+	// the key's writes may then be on either master, and a new marker
+	// cannot be written on the one giving the slot away. Wait again once
+	// the migration is over.
+	ErrMigrating = errors.New("replica: the key's slot is migrating")
 )
 
 // Option configures a [Waiter].
@@ -36,8 +43,11 @@ type options struct {
 	checks   []*redis.Client
 }
 
-// MaxReplicas bounds [WithReplicas].
-const MaxReplicas = 1000
+// MaxReplicas bounds [WithReplicas], and MaxTimeout [WithTimeout].
+const (
+	MaxReplicas = 1000
+	MaxTimeout  = 24 * time.Hour
+)
 
 // WithPrefix sets the prefix of the marker keys. Default "replica:". It
 // must not contain '{' or '}'.
@@ -57,12 +67,12 @@ func WithReplicas(n int) Option {
 	}
 }
 
-// WithTimeout sets how long a Wait waits for the acknowledgements, at least
-// 1 ms. Default 1 s.
+// WithTimeout sets how long a Wait waits for the acknowledgements, 1 ms to
+// [MaxTimeout]. Default 1 s. (A Wait also ends with its ctx.)
 func WithTimeout(d time.Duration) Option {
 	return func(o *options) error {
-		if d < time.Millisecond {
-			return fmt.Errorf("timeout %v: must be at least 1ms", d)
+		if d < time.Millisecond || d > MaxTimeout {
+			return fmt.Errorf("timeout %v: must be 1ms to %v", d, MaxTimeout)
 		}
 		o.timeout = d
 		return nil
@@ -76,15 +86,19 @@ func WithTimeout(d time.Duration) Option {
 // the asked number): each replica's link to the primary is up, the replica
 // holds the call's marker key, and its AOF has no fsync pending. The book's
 // check is a heuristic: "no fsync pending" does not prove that the marker's
-// write was fsynced under appendfsync everysec; only WAITAOF does.
+// write was fsynced under appendfsync everysec; only WAITAOF does. A client
+// given twice is an error (it would count one replica twice).
 func WithFsync(replicas ...*redis.Client) Option {
 	return func(o *options) error {
 		for i, r := range replicas {
 			if r == nil {
 				return fmt.Errorf("fsync replica client %d: nil", i)
 			}
+			if j := slices.Index(replicas[:i], r); j >= 0 {
+				return fmt.Errorf("fsync replica client %d: the same as client %d", i, j)
+			}
 		}
-		o.fsync, o.checks = true, replicas
+		o.fsync, o.checks = true, slices.Clone(replicas)
 		return nil
 	}
 }
@@ -155,41 +169,76 @@ type Ack struct {
 // asked number passed or the timeout.
 //
 // Too few acknowledgements give an error wrapping [ErrTimeout] together
-// with what was seen.
+// with what was seen; a key whose Cluster slot is migrating, one wrapping
+// [ErrMigrating].
 func (w *Waiter) Wait(ctx context.Context, key string) (Ack, error) {
-	// The node clients of a ClusterClient do not retry (the cluster
-	// client does, around them); Wait is idempotent, so it re-sends
-	// itself as go-redis would.
-	tries := 1
-	if c, ok := w.rdb.(*redis.ClusterClient); ok {
-		tries += max(c.Options().MaxRedirects, 0)
-	}
-	for i := 1; ; i++ {
-		ack, err := w.wait1(ctx, key)
-		var rerr redis.Error
-		if err == nil || i == tries || errors.As(err, &rerr) || errors.Is(err, ErrTimeout) || ctx.Err() != nil {
+	var node *redis.Client // nil: the key's primary by the client's slot map
+	for i := 0; ; i++ {
+		ack, err, next := w.wait1(ctx, key, node)
+		if next == nil || i == w.resends() || ctx.Err() != nil {
 			return ack, err
 		}
+		node = next.node
 	}
 }
 
-func (w *Waiter) wait1(ctx context.Context, key string) (Ack, error) {
-	node, tag, err := w.node(ctx, key)
-	if err != nil {
-		return Ack{}, err
+// retry is the next attempt of a Wait: on node, if not nil.
+type retry struct{ node *redis.Client }
+
+// resends returns how many times a Wait whose marker and WAIT got no reply
+// sends them again itself. A pipeline on a *redis.Client is re-sent by
+// go-redis (MaxRetries); a dedicated connection (the two-round-trip path)
+// is not, nor are the node clients of a ClusterClient (the cluster client
+// retries around them, MaxRedirects times). Wait is idempotent, so it
+// re-sends itself where go-redis would not.
+func (w *Waiter) resends() int {
+	switch c := w.rdb.(type) {
+	case *redis.ClusterClient:
+		return max(c.Options().MaxRedirects, 0)
+	case *redis.Client:
+		if !fits(c, w.o.timeout) {
+			return max(c.Options().MaxRetries, 0)
+		}
 	}
+	return 0
+}
+
+// wait1 is one attempt of Wait, on the key's primary or on node if given.
+// A next attempt is returned when its marker or WAIT got no reply, or when
+// a Cluster node answered MOVED (on the master it names, if the client
+// knows it; the slot map is reloaded).
+func (w *Waiter) wait1(ctx context.Context, key string, node *redis.Client) (ack Ack, err error, next *retry) {
+	node, tag, err := w.node(ctx, key, node)
+	if err != nil {
+		return Ack{}, err, nil
+	}
+	defer func() {
+		var rerr redis.Error
+		switch {
+		case err == nil || errors.Is(err, ErrTimeout) || errors.Is(err, ErrNoFsyncCheck) ||
+			errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled):
+		case !errors.As(err, &rerr):
+			next = &retry{node: node} // no reply
+		case strings.HasPrefix(rerr.Error(), "MOVED "):
+			if c, ok := w.rdb.(*redis.ClusterClient); ok {
+				c.ReloadState(ctx)
+				next = &retry{node: master(ctx, c, rerr.Error())}
+			}
+		case strings.HasPrefix(rerr.Error(), "ASK "):
+			err = fmt.Errorf("replica: wait: %q: %w (%v, from %s)", key, ErrMigrating, rerr, node.Options().Addr)
+		}
+	}()
 	var aof bool
 	if w.o.fsync {
 		if aof, err = w.hasWaitAOF(ctx, node); err != nil {
-			return Ack{}, fmt.Errorf("replica: wait: probe WAITAOF: %w", err)
+			return Ack{}, fmt.Errorf("replica: wait: probe WAITAOF: %w", err), nil
 		}
 		if !aof && len(w.o.checks) == 0 {
-			return Ack{}, fmt.Errorf("replica: wait: %w", ErrNoFsyncCheck)
+			return Ack{}, fmt.Errorf("replica: wait: %w", ErrNoFsyncCheck), nil
 		}
 	}
 	marker := w.keys.Key(tag, "sync:"+script.Nonce())
 	ttl := max(w.o.timeout+time.Minute, 2*time.Minute)
-	var ack Ack
 	if aof {
 		ack, err = w.waitAOFs(ctx, node, marker, ttl)
 	} else {
@@ -198,17 +247,41 @@ func (w *Waiter) wait1(ctx context.Context, key string) (Ack, error) {
 			ack, err = w.bookCheck(ctx, marker, ack)
 		}
 	}
-	return ack, err
+	return ack, err, nil
 }
 
-// node returns the client of the primary for key and the hash tag of the
-// marker, which puts the marker in key's slot on a Cluster.
-func (w *Waiter) node(ctx context.Context, key string) (*redis.Client, string, error) {
+// master returns the client of the master that a MOVED or ASK reply names
+// ("MOVED <slot> <addr>"), if c knows it as a master, else nil.
+func master(ctx context.Context, c *redis.ClusterClient, reply string) *redis.Client {
+	f := strings.Fields(reply)
+	if len(f) != 3 {
+		return nil
+	}
+	var mu sync.Mutex
+	var found *redis.Client
+	_ = c.ForEachMaster(ctx, func(_ context.Context, n *redis.Client) error {
+		if n.Options().Addr == f[2] {
+			mu.Lock()
+			found = n
+			mu.Unlock()
+		}
+		return nil
+	})
+	return found
+}
+
+// node returns the client of the primary for key (given, or by the
+// client's slot map) and the hash tag of the marker, which puts the marker
+// in key's slot on a Cluster.
+func (w *Waiter) node(ctx context.Context, key string, given *redis.Client) (*redis.Client, string, error) {
 	switch c := w.rdb.(type) {
 	case *redis.ClusterClient:
 		tag, err := slotTag(key)
 		if err != nil {
 			return nil, "", fmt.Errorf("replica: wait: %w", err)
+		}
+		if given != nil {
+			return given, tag, nil
 		}
 		n, err := c.MasterForKey(ctx, key)
 		if err != nil {
@@ -247,13 +320,27 @@ func fits(node *redis.Client, d time.Duration) bool {
 	return rt <= 0 || d+100*time.Millisecond < rt
 }
 
+// limit returns how long WAIT (WAITAOF) may block: the timeout, or less
+// when ctx ends sooner (go-redis reads a lone WAIT for its timeout + 10 s,
+// whatever ctx's deadline), and a non-nil error to return (wrapping
+// context.DeadlineExceeded) if too few acknowledged within that.
+func (w *Waiter) limit(ctx context.Context) (time.Duration, error) {
+	if dl, ok := ctx.Deadline(); ok {
+		if left := time.Until(dl); left < w.o.timeout {
+			return max(left, time.Millisecond), fmt.Errorf("replica: wait: the call's deadline came first: %w", context.DeadlineExceeded)
+		}
+	}
+	return w.o.timeout, nil
+}
+
 func (w *Waiter) wait(ctx context.Context, node *redis.Client, marker string, ttl time.Duration) (Ack, error) {
 	var n int64
+	d, short := w.limit(ctx)
 	if fits(node, w.o.timeout) {
 		var wait *redis.Cmd
 		_, err := node.Pipelined(ctx, func(p redis.Pipeliner) error {
 			p.Set(ctx, marker, 1, ttl)
-			wait = p.Do(ctx, "wait", w.o.replicas, w.o.timeout.Milliseconds())
+			wait = p.Do(ctx, "wait", w.o.replicas, d.Milliseconds())
 			return nil
 		})
 		if err == nil {
@@ -269,11 +356,14 @@ func (w *Waiter) wait(ctx context.Context, node *redis.Client, marker string, tt
 			return Ack{}, fmt.Errorf("replica: wait: marker: %w", err)
 		}
 		var err error
-		if n, err = conn.Wait(ctx, w.o.replicas, w.o.timeout).Result(); err != nil {
+		if n, err = conn.Wait(ctx, w.o.replicas, d).Result(); err != nil {
 			return Ack{}, fmt.Errorf("replica: wait: %w", err)
 		}
 	}
 	ack := Ack{Replicas: int(n)}
+	if ack.Replicas < w.o.replicas && short != nil {
+		return ack, short
+	}
 	if ack.Replicas < w.o.replicas {
 		return ack, fmt.Errorf("replica: wait: %d of %d replicas acknowledged within %v: %w", n, w.o.replicas, w.o.timeout, ErrTimeout)
 	}
@@ -282,11 +372,12 @@ func (w *Waiter) wait(ctx context.Context, node *redis.Client, marker string, tt
 
 func (w *Waiter) waitAOFs(ctx context.Context, node *redis.Client, marker string, ttl time.Duration) (Ack, error) {
 	var got []int64
+	d, short := w.limit(ctx)
 	if fits(node, w.o.timeout) {
 		var wait *redis.Cmd
 		_, err := node.Pipelined(ctx, func(p redis.Pipeliner) error {
 			p.Set(ctx, marker, 1, ttl)
-			wait = p.Do(ctx, "waitaof", 1, w.o.replicas, w.o.timeout.Milliseconds())
+			wait = p.Do(ctx, "waitaof", 1, w.o.replicas, d.Milliseconds())
 			return nil
 		})
 		if err == nil {
@@ -302,7 +393,7 @@ func (w *Waiter) waitAOFs(ctx context.Context, node *redis.Client, marker string
 			return Ack{}, fmt.Errorf("replica: wait: marker: %w", err)
 		}
 		var err error
-		if got, err = conn.WaitAOF(ctx, 1, w.o.replicas, w.o.timeout).Result(); err != nil {
+		if got, err = conn.WaitAOF(ctx, 1, w.o.replicas, d).Result(); err != nil {
 			return Ack{}, fmt.Errorf("replica: wait: %w", err)
 		}
 	}
@@ -310,6 +401,9 @@ func (w *Waiter) waitAOFs(ctx context.Context, node *redis.Client, marker string
 		return Ack{}, fmt.Errorf("replica: wait: WAITAOF replied %v", got)
 	}
 	ack := Ack{LocalFsynced: got[0] == 1, Replicas: int(got[1]), ReplicasFsynced: int(got[1])}
+	if (!ack.LocalFsynced || ack.ReplicasFsynced < w.o.replicas) && short != nil {
+		return ack, short
+	}
 	if !ack.LocalFsynced || ack.ReplicasFsynced < w.o.replicas {
 		return ack, fmt.Errorf("replica: wait: local fsync %v, %d of %d replicas fsynced within %v: %w",
 			ack.LocalFsynced, ack.ReplicasFsynced, w.o.replicas, w.o.timeout, ErrTimeout)
@@ -321,8 +415,8 @@ func (w *Waiter) waitAOFs(ctx context.Context, node *redis.Client, marker string
 // replica client is polled, each on its own, until its link is up, it
 // holds marker and its AOF has no fsync pending; it succeeds as soon as
 // the asked number passed, or fails at the timeout.
-func (w *Waiter) bookCheck(ctx context.Context, marker string, ack Ack) (Ack, error) {
-	ctx, cancel := context.WithTimeout(ctx, w.o.timeout)
+func (w *Waiter) bookCheck(caller context.Context, marker string, ack Ack) (Ack, error) {
+	ctx, cancel := context.WithTimeout(caller, w.o.timeout)
 	defer cancel()
 	results := make(chan error, len(w.o.checks)) // nil: that replica passed
 	for _, r := range w.o.checks {
@@ -342,6 +436,9 @@ func (w *Waiter) bookCheck(ctx context.Context, marker string, ack Ack) (Ack, er
 	}
 	if ack.ReplicasFsynced >= w.o.replicas {
 		return ack, nil
+	}
+	if err := caller.Err(); err != nil {
+		return ack, fmt.Errorf("replica: wait: %d of %d replicas fsynced when the call ended: %w", ack.ReplicasFsynced, w.o.replicas, context.Cause(caller))
 	}
 	err := fmt.Errorf("replica: wait: %d of %d replicas fsynced within %v: %w", ack.ReplicasFsynced, w.o.replicas, w.o.timeout, ErrTimeout)
 	return ack, errors.Join(err, last)
@@ -400,19 +497,24 @@ func infoField(info, name string) string {
 	return ""
 }
 
-// hasWaitAOF reports whether the server knows WAITAOF, asking the first
-// time only (one more round trip).
+// hasWaitAOF reports whether the server knows WAITAOF, asking until one
+// answer came (one more round trip for the Waits that begin before it;
+// they ask side by side, so that each waits no longer than its own ctx).
 func (w *Waiter) hasWaitAOF(ctx context.Context, node *redis.Client) (bool, error) {
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	if !w.probed {
-		ok, err := probeWaitAOF(ctx, node)
-		if err != nil {
-			return false, err
-		}
-		w.probed, w.waitAOF = true, ok
+	probed, aof := w.probed, w.waitAOF
+	w.mu.Unlock()
+	if probed {
+		return aof, nil
 	}
-	return w.waitAOF, nil
+	aof, err := probeWaitAOF(ctx, node)
+	if err != nil {
+		return false, err
+	}
+	w.mu.Lock()
+	w.probed, w.waitAOF = true, aof
+	w.mu.Unlock()
+	return aof, nil
 }
 
 // probeWaitAOF asks node whether it knows WAITAOF.
