@@ -404,14 +404,20 @@ func (c *Cache[T]) shared(ctx context.Context, key string, load func(context.Con
 		}
 		sh.mu.Unlock()
 	}()
-	var t near.Ticket
+	var (
+		v        T
+		payload  string
+		fresh    time.Time
+		unstored bool
+		err      error
+		loaded   bool // false: load panicked
+	)
 	if c.near != nil {
-		t = c.near.Begin(key)
+		t := c.near.Begin(key)
+		defer func() { c.near.Finish(key, t, payload, fresh, loaded && err == nil) }()
 	}
-	v, payload, fresh, unstored, err := c.getNear(ctx, key, load, nil)
-	if c.near != nil {
-		c.near.Finish(key, t, payload, fresh, err == nil)
-	}
+	v, payload, fresh, unstored, err = c.getNear(ctx, key, load, nil)
+	loaded = true
 	f.payload, f.err = payload, err
 	// A ctx that ended is not the followers' problem. A loaded value that
 	// was not stored may be what a Set or Delete invalidated: only the

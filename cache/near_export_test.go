@@ -42,3 +42,7 @@ func (c *Cache[T]) NearChannelForTest() string { return c.near.Channel() }
 // NearPingForTest sets how long c's subscriber waits for a message before
 // it pings, and then for the pong.
 func (c *Cache[T]) NearPingForTest(d time.Duration) { c.near.SetPing(d) }
+
+// NearFillingForTest returns how many keys c's near cache has a fill in
+// progress for.
+func (c *Cache[T]) NearFillingForTest() int { return c.near.Stats().Filling }

@@ -715,3 +715,24 @@ func TestNear_wrongTypes(t *testing.T) {
 		assert.Equal(t, 0, c.NearLenForTest(), "nothing cached from a refused call")
 	})
 }
+
+// A loader that panics ends its near-cache fill: nothing stays counted as
+// filling (the key's bookkeeping stayed in the near cache for good), and the
+// next Get fills the near cache as usual.
+func TestNear_loaderPanics(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		c := newNear(t, b, b.Client, 10, time.Minute)
+		assert.Panics(t, func() {
+			_, _ = c.Get(ctx, "k", func(context.Context) (string, error) { panic("loader bug") })
+		})
+		assert.Zero(t, c.NearFillingForTest(), "fills in progress after the panic")
+		v, err := c.Get(ctx, "k", func(context.Context) (string, error) { return "ok", nil })
+		require.NoError(t, err)
+		assert.Equal(t, "ok", v)
+		assert.Zero(t, c.NearFillingForTest())
+		got, ok := c.NearHasForTest("k")
+		assert.True(t, ok)
+		assert.Equal(t, `"ok"`, got)
+	})
+}

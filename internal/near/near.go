@@ -216,14 +216,15 @@ type Stats struct {
 	Invalidations int64 // invalidations heard from other caches
 	Flushes       int64 // times emptied: subscription lost or (re)made, Stop
 	Evictions     int64 // live entries evicted to make room
+	Filling       int   // keys with a fill begun and not finished
 }
 
 // Stats returns the cache's counters.
 func (c *Cache) Stats() Stats {
 	c.mu.RLock()
-	l := len(c.m)
+	l, f := len(c.m), len(c.pending)
 	c.mu.RUnlock()
-	return Stats{Len: l, Invalidations: c.invalidations.Load(), Flushes: c.flushes.Load(), Evictions: c.evictions.Load()}
+	return Stats{Len: l, Filling: f, Invalidations: c.invalidations.Load(), Flushes: c.flushes.Load(), Evictions: c.evictions.Load()}
 }
 
 // Until returns the deadline of key's entry, if it has one.
