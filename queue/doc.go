@@ -185,18 +185,29 @@
 // offset, on the server's clock), or once per time of a cron spec
 // ([Periodic].Cron, see [ParseCron]: 5 fields or @hourly, @daily...,
 // evaluated in UTC), however many Schedulers run in however many
-// processes: one script per schedule checks the period mark and writes
-// the task (ID "<name>@<period number>", "<name>@<Unix seconds of the
-// cron time>" for a cron schedule) and the mark together, so a Scheduler
-// that crashes leaves either both or neither, and the others go on. The
-// mark is the start time of the last period (cron time) enqueued, so a
-// change of Every or Offset takes effect at the first period that starts
-// after it: a longer Every waits for its next period, a shorter one
-// enqueues at once. (Upgrade note: a mark written by an earlier version,
-// a period number, counts only for the period of that number, so the
-// period in which the new version first ticks is not enqueued twice. A
-// tick that finds its period's task there already, unmarked, marks the
-// period and does not list the task as its own.)
+// processes: one script per schedule checks the period mark and writes the
+// task (ID "<name>@<Unix ms of the period's start>", "<name>@<Unix seconds
+// of the cron time>" for a cron schedule) and the mark together, so a
+// Scheduler that crashes leaves either both or neither, and the others go
+// on. The mark is the start time of the last period (cron time) enqueued,
+// so a change of Every or Offset takes effect at the first period that
+// starts after it: a longer Every waits for its next period, a shorter one
+// enqueues at once, and a moved Offset enqueues the first period that
+// starts at the new offset after the mark, even while the last period's
+// task is still ready, running, retrying or dead (the start time names the
+// task, and marks only grow, so no two periods share an ID; a period
+// number did not change with the Offset). While Schedulers with the old
+// and the new Every or Offset run side by side (a rolling change), each
+// enqueues those of its periods that start after the mark. A tick that
+// finds its period's task there already, unmarked (its mark was lost, or
+// someone enqueued that ID), marks the period and does not list the task
+// as its own. (Upgrade notes: a mark written by an earlier version, a
+// period number, counts only for the period of that number, so the period
+// in which the new version first ticks is not enqueued twice. Tasks that
+// earlier versions enqueued keep their IDs "<name>@<period number>": the
+// mark, written with them, is what tells a period enqueued, not their ID,
+// so a period is enqueued once across an upgrade, and an old task's ID is
+// never taken for a new period's.)
 // [Scheduler.Run] wakes at each period's start (cron time);
 // [Scheduler.Tick] is one pass (1 round trip for all schedules). A cron
 // time lasts until the next one, as a period does: the first tick in it

@@ -28,16 +28,16 @@ var (
 // Periodic is a task enqueued once every period, or at the times of a cron
 // spec ([Group.Scheduler]).
 type Periodic struct {
-	// Name names the schedule, unique in the group; the task of period p
-	// gets the ID "<Name>@<p>", that of the cron time t "<Name>@<t in Unix
-	// seconds>".
+	// Name names the schedule, unique in the group; the task of the period
+	// starting at t gets the ID "<Name>@<t in Unix milliseconds>", that of
+	// the cron time t "<Name>@<t in Unix seconds>".
 	Name string
 	// Every is the period, 1ms to [MaxDelay] in whole milliseconds;
 	// periods start at the Unix epoch plus Offset (0 <= Offset < Every,
 	// whole milliseconds) on the server's clock: Every 24h with Offset 3h
 	// is every day at 03:00 UTC. Zero with Cron. A change of Every or
 	// Offset takes effect at the first period that starts after the last
-	// one enqueued.
+	// one enqueued, whether or not that one's task is still there.
 	Every, Offset time.Duration
 	// Cron, instead of Every, gives the times as a cron spec (see
 	// [ParseCron]): "30 3 * * 1-5" is 03:30 UTC on weekdays, "@hourly"
@@ -132,6 +132,12 @@ func checkPeriodicTask(p *Periodic) error {
 	return checkJob(Job{Queue: p.Queue, Name: p.Task}, enqueueOptions{maxRetry: p.MaxRetry})
 }
 
+// periodicID is the ID of the task of schedule name's period that starts
+// at start (Unix ms), as periodic.lua names it.
+func periodicID(name string, start int64) string {
+	return fmt.Sprintf("%s@%d", name, start)
+}
+
 func containsAt(s string) bool {
 	for i := range len(s) {
 		if s[i] == '@' {
@@ -212,7 +218,7 @@ func (s *Scheduler) Tick(ctx context.Context) (enqueued []string, next time.Dura
 				}
 				s.skew.Store(int64(time.Duration(r[3])*time.Millisecond) - time.Now().UnixNano())
 				if r[0] == 1 {
-					enqueued = append(enqueued, fmt.Sprintf("%s@%d", e.p.Name, r[1]))
+					enqueued = append(enqueued, periodicID(e.p.Name, r[1]))
 				}
 				next = min(next, time.Duration(r[2]-r[3])*time.Millisecond)
 				continue

@@ -166,7 +166,8 @@ func TestScheduler_Tick_everyChanged(t *testing.T) {
 		b.Mini.SetTime(now.AddDate(0, 0, d))
 		ids, _, err = daily.Tick(ctx)
 		require.NoError(t, err)
-		assert.Equal(t, []string{fmt.Sprintf("digest@%d", now.AddDate(0, 0, d).Unix()/86400)}, ids, "day %d", d)
+		day := now.AddDate(0, 0, d).Truncate(24 * time.Hour)
+		assert.Equal(t, []string{fmt.Sprintf("digest@%d", day.UnixMilli())}, ids, "day %d", d)
 	}
 	// Back to a minute: the next minute is a new period.
 	b.Mini.SetTime(now.AddDate(0, 0, 3).Add(time.Minute))
@@ -190,10 +191,72 @@ func TestScheduler_Tick_oldMark(t *testing.T) {
 	require.NoError(t, b.Client.HSet(ctx, key(b, "periodic"), "hourly", p-1).Err())
 	ids, _, err = s.Tick(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, []string{fmt.Sprintf("hourly@%d", p)}, ids)
+	assert.Equal(t, []string{fmt.Sprintf("hourly@%d", p*3600*1000)}, ids, "named by the period's start")
 	mark, err := b.Client.HGet(ctx, key(b, "periodic"), "hourly").Int64()
 	require.NoError(t, err)
 	assert.Equal(t, p*3600*1000, mark, "the new mark is the period's start in Unix ms")
+}
+
+// A change of Offset takes effect at the first period that starts after
+// the last one enqueued, even while that one's task is still there: the
+// tasks are named by their periods' start times. Named by period numbers,
+// which an Offset change keeps while the start moves, the new period's
+// task took the ID of the last one's, found it there (ready, running,
+// retrying or dead) and the period was marked and silently skipped.
+func TestScheduler_Tick_offsetChanged(t *testing.T) {
+	b, g, now := miniAt(t) // 2026-01-01 12:34:30 UTC
+	ctx := t.Context()
+	sched := func(name string, every, offset time.Duration) *queue.Scheduler {
+		s, err := g.Scheduler(discard, queue.Periodic{Name: name, Every: every, Offset: offset, Queue: "default", Task: "t"})
+		require.NoError(t, err)
+		return s
+	}
+	at := func(hhmm string) time.Time {
+		d, err := time.ParseDuration(hhmm)
+		require.NoError(t, err)
+		return now.Truncate(24 * time.Hour).Add(d)
+	}
+	id := func(name, hhmm string) string { return fmt.Sprintf("%s@%d", name, at(hhmm).UnixMilli()) }
+	tick := func(s *queue.Scheduler) []string {
+		ids, _, err := s.Tick(ctx)
+		require.NoError(t, err)
+		return ids
+	}
+
+	// An hourly schedule moved from :00 to :45 past the hour, its 12:00
+	// task still ready.
+	at00, at45 := sched("digest", time.Hour, 0), sched("digest", time.Hour, 45*time.Minute)
+	require.Equal(t, []string{id("digest", "12h")}, tick(at00))
+	b.Mini.SetTime(at("12h50m30s"))
+	assert.Equal(t, []string{id("digest", "12h45m")}, tick(at45), "12:45 starts after the last period enqueued (12:00)")
+	assert.Empty(t, tick(at45), "once per period")
+	assert.Empty(t, tick(at00), "12:00 starts before the mark (12:45)")
+	// Moved back to :15: 12:15 starts before the mark, 13:15 after it.
+	at15 := sched("digest", time.Hour, 15*time.Minute)
+	assert.Empty(t, tick(at15))
+	b.Mini.SetTime(at("13h15m"))
+	assert.Equal(t, []string{id("digest", "13h15m")}, tick(at15))
+	assert.Equal(t, []string{id("digest", "12h"), id("digest", "12h45m"), id("digest", "13h15m")}, readyIDs(t, b, "default"))
+
+	// A daily job at 03:00 dies; the operator moves it to 04:00: that
+	// day's 04:00 run is enqueued, the dead task kept.
+	// (The next day.)
+	b.Mini.SetTime(at("27h0m1s"))
+	_, err := g.Purge(ctx, "default")
+	require.NoError(t, err)
+	at3, at4 := sched("nightly", 24*time.Hour, 3*time.Hour), sched("nightly", 24*time.Hour, 4*time.Hour)
+	dead := id("nightly", "27h")
+	require.Equal(t, []string{dead}, tick(at3))
+	ts, _, err := g.TakeRuns(ctx, "w", []string{"default"}, 1, time.Hour, "tok")
+	require.NoError(t, err)
+	require.Len(t, ts, 1)
+	require.NoError(t, g.SettleForTest(ctx, "w", nil, queue.Outcome{ID: dead, Token: "tok", Kind: 'd', Attempts: "1", Err: "boom"}))
+	b.Mini.SetTime(at("28h0m1s"))
+	assert.Equal(t, []string{id("nightly", "28h")}, tick(at4))
+	info, err := g.Task(ctx, dead)
+	require.NoError(t, err)
+	assert.Equal(t, queue.StateDead, info.State)
+	assert.Equal(t, []string{id("nightly", "28h")}, readyIDs(t, b, "default"))
 }
 
 // A tick that finds its period's task there already, unmarked (the mark
@@ -202,7 +265,7 @@ func TestScheduler_Tick_oldMark(t *testing.T) {
 func TestScheduler_Tick_taskThereUnmarked(t *testing.T) {
 	b, g, now := miniAt(t)
 	ctx := t.Context()
-	hourly := fmt.Sprintf("h@%d", now.Unix()/3600)
+	hourly := fmt.Sprintf("h@%d", now.Truncate(time.Hour).UnixMilli())
 	cron := fmt.Sprintf("c@%d", now.Truncate(time.Hour).Unix())
 	for _, id := range []string{hourly, cron} {
 		_, err := g.Enqueue(ctx, "default", "t", 1, queue.ID(id))
