@@ -11,7 +11,8 @@ var (
 	// even after go-redis re-sent it (connection lost, timeout, ctx ended
 	// while the request was in flight, or re-sends that could not connect
 	// or were refused with LOADING, READONLY and the like, as a restarted
-	// or failed-over server answers): it may or may not have taken effect.
+	// or failed-over server answers, or with BUSY, as a server running a
+	// long script answers): it may or may not have taken effect.
 	// Read the state back to find out. The error also wraps the cause.
 	ErrOutcomeUnknown = errors.New("ria: outcome unknown")
 	// ErrWrongType is matched by a [*KeyError] about a key that holds a

@@ -53,9 +53,6 @@ local function check_common()
   end
 end
 
--- finite: x is a number, not NaN nor ±inf.
-local function finite(x) return x == x and x ~= math.huge and x ~= -math.huge end
-
 -- check_ad checks the keys of ad and, unless only_own, the postings of
 -- its words and the SETs of its locations; it returns an error reply or
 -- nil, and the ad's type (nil: not indexed).

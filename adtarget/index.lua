@@ -35,7 +35,7 @@ if typ ~= 'cpm' then
   local clicks = tonumber(redis.call('HGET', STATS, typ .. (typ == 'cpa' and ':actions' or ':clicks')) or '0')
   if views > 0 and clicks > 0 then ecpm = value * 1000 * clicks / views end
 end
-if not finite(ecpm) then
+if not is_finite(ecpm) then
   return key_error('CORRUPT', STATS, 'adtarget stats of ' .. typ, 'an eCPM of ' .. tostring(ecpm), 'a finite eCPM')
 end
 if old then remove_ad(ad) end

@@ -103,9 +103,9 @@
 //     increments, plus any flush being retried. Increments are counted in
 //     the slice of the flush that writes them, at most an interval late.
 //     A flush that may have run (no reply; or re-sends that could not
-//     connect or were refused with LOADING, READONLY and the like, which
-//     is how a restarting or failed-over server answers the re-send of a
-//     call it ran) is sent again with its reply record for 1 min after
+//     connect or were refused with LOADING, READONLY, BUSY and the like,
+//     which is how a restarting, failed-over or busy server answers the
+//     re-send of a call it ran) is sent again with its reply record for 1 min after
 //     it was first sent: the record lives for the client's retry window
 //     plus 1 min, and go-redis may take a retry window to deliver a
 //     re-send. After that its increments are given up and counted in

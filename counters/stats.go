@@ -122,9 +122,15 @@ func (s *Stats) Update(ctx context.Context, context string, value float64) (Summ
 // for back-filling and tests: the current hour, a newer one (which
 // rotates as in [Stats.Update]) or the previous one. Before that it
 // returns [ErrTooOld], and for a time more than [MaxAhead] after the clock
-// an error wrapping [ErrInvalid]; either way nothing changes. Other errors
-// as [Stats.Update].
+// or more than 2^52 s (about 143 million years) from the Unix epoch an
+// error wrapping [ErrInvalid]; either way nothing changes. Other errors as
+// [Stats.Update].
 func (s *Stats) UpdateAt(ctx context.Context, context string, value float64, at time.Time) (Summary, error) {
+	if u := at.Unix(); u < -1<<52 || u > 1<<52 {
+		// Its hour would be beyond what Lua's numbers hold exactly: stored,
+		// it would make the context's statistics unreadable.
+		return Summary{}, invalid("stats update", "%s %q: time %d s from the epoch: beyond ±2^52 s", s.typ, context, u)
+	}
 	sum, err := s.update(ctx, context, value, strconv.FormatInt(at.Unix(), 10), false)
 	if redisCode(err) == "AHEAD" {
 		return Summary{}, invalid("stats update", "%s %q: time %s: more than %v after the clock",

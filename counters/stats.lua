@@ -45,7 +45,7 @@ local function read(key, role)
       if not is_count(v) or x % 3600 ~= 0 then want = 'a multiple of 3600 within ±2^53' end
     elseif f == 'count' then
       if not is_count(v) or x < 1 then want = 'a positive integer within 2^53' end
-    elseif not x or x ~= x or x == math.huge or x == -math.huge or not string.match(v, '^%-?%d[%d%.eE%+%-]*$') then
+    elseif not x or not is_finite(x) or not string.match(v, '^%-?%d[%d%.eE%+%-]*$') then
       want = 'a finite number'
     end
     if want then
@@ -80,7 +80,7 @@ local sumsq = (s.sumsq or 0) + v * v
 local lo, hi = v, v
 if s.min and s.min < lo then lo = s.min end
 if s.max and s.max > hi then hi = s.max end
-if sum ~= sum or sumsq ~= sumsq or sum == math.huge or sum == -math.huge or sumsq == math.huge then
+if not is_finite(sum) or not is_finite(sumsq) then
   return redis.error_reply('OVERFLOW counters: ' .. key .. ': the sum or the sum of squares would be infinite')
 end
 

@@ -119,3 +119,44 @@ func TestStats_timeAndSlowest(t *testing.T) {
 		assert.WithinDuration(t, time.Now(), cur.Hour, 2*time.Hour, "the server's hour")
 	})
 }
+
+// Stats.UpdateAt refuses a time beyond ±2^52 s of the epoch (valid for
+// time.Time): stored as the hour of a context with no statistics yet, an
+// hour beyond ±2^53 made every later Update of the context fail with
+// ria.ErrCorrupt.
+func TestStats_updateAtFarPast(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		c, _ := newCounters(t, b, b.Client)
+		st, err := c.Stats(counters.AccessTime)
+		require.NoError(t, err)
+		for _, at := range []time.Time{time.Unix(-1<<60, 0), time.Unix(1<<60, 0), time.Unix(-1<<52-1, 0)} {
+			_, err = st.UpdateAt(ctx, "/p", 1, at)
+			assert.ErrorIs(t, err, counters.ErrInvalid, "%v", at)
+		}
+		assert.Empty(t, b.Keys(""), "nothing written")
+		_, err = st.Update(ctx, "/p", 2)
+		assert.NoError(t, err, "the context must stay usable")
+		_, _, err = st.Get(ctx, "/p")
+		assert.NoError(t, err)
+	})
+}
+
+// A value whose square is infinite (1e200) must be refused with
+// ErrOverflow, leaving nothing behind (doc: "ErrOverflow ... a statistic
+// to ±Inf. Nothing was written"), on miniredis too: stats.lua compared
+// with math.huge, which miniredis's Lua defines as the largest finite
+// double, so there the update stored sumsq "+Inf" and every later update
+// of the context failed as corrupt.
+func TestStats_overflowSquares(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		c, _ := newCounters(t, b, b.Client)
+		st, err := c.Stats(counters.AccessTime)
+		require.NoError(t, err)
+		s, err := st.Update(ctx, "/p", 1e200)
+		assert.ErrorIs(t, err, counters.ErrOverflow, "got %+v", s)
+		_, err = st.Update(ctx, "/p", 1)
+		assert.NoError(t, err, "the context must stay usable")
+	})
+}

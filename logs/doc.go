@@ -49,8 +49,9 @@
 // client's retry window (a STRING <prefix>{name}:once:<nonce>) and answer a
 // re-send by go-redis from it, so an entry is written once. A call that
 // gets no reply after every re-send (or whose re-sends could not connect,
-// or were refused with LOADING, READONLY and the like, as a restarting or
-// failed-over server answers the re-send of a call it ran) returns an
+// or were refused with LOADING, READONLY, BUSY and the like, as a
+// restarting, failed-over or busy server answers the re-send of a call it
+// ran) returns an
 // error wrapping ria.ErrOutcomeUnknown. A Handler keeps such a batch and
 // sends it again with the same record until it is written, for 5 min
 // after its first try; its record lives for the retry window plus 5 min,

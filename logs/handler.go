@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ria-go/ria"
 	"github.com/ria-go/ria/internal/keys"
@@ -182,14 +183,8 @@ func (h *Handler) Handle(_ context.Context, r slog.Record) error {
 		appendAttr(&b, h.group, a)
 		return true
 	})
-	msg, common := b.String(), r.Message
-	if len(msg) > MaxMessage {
-		msg = msg[:MaxMessage]
-	}
-	if len(common) > MaxMessage {
-		common = common[:MaxMessage]
-	}
-	e := Entry{Severity: severity(r.Level), Message: msg, Common: common}
+	msg, common := truncate(b.String()), truncate(r.Message)
+	e := Entry{Severity: severity(r.Level), Message: msg, Common: common, emptyCommon: common == ""}
 	c := h.core
 	c.mu.Lock()
 	if c.closed || len(c.buf)+c.inflight >= c.o.buffer {
@@ -394,3 +389,15 @@ func checkName(op, name string) error {
 }
 
 var _ slog.Handler = (*Handler)(nil)
+
+// truncate cuts s to at most MaxMessage bytes, at the start of a character.
+func truncate(s string) string {
+	if len(s) <= MaxMessage {
+		return s
+	}
+	n := MaxMessage
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}

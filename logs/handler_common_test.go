@@ -2,6 +2,7 @@ package logs_test
 
 import (
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,5 +71,53 @@ func TestHandler_WithCommon(t *testing.T) {
 		cur, _, err = l.Common(ctx, "loud", logs.Warning, 10)
 		require.NoError(t, err)
 		assert.Equal(t, []logs.Count{{"slow", 1}}, cur.Counts)
+	})
+}
+
+// The common log counts a record's message without its attributes
+// (doc.go), so two records with the same (empty) message and different
+// attributes are one message counted twice. (With an empty message the
+// Handler counted the formatted attributes: Entry.Common "" fell back to
+// Message, which holds them.)
+func TestHandler_emptyMessageCommon(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		l := newLogs(t, b, b.Client)
+		h, err := l.Handler("app", logs.WithInterval(time.Hour))
+		require.NoError(t, err)
+		log := slog.New(h)
+		log.Info("", "id", 42)
+		log.Info("", "id", 43)
+		require.NoError(t, h.Close(ctx))
+		require.Equal(t, logs.HandlerStats{Written: 2}, h.Stats())
+
+		cur, _, err := l.Common(ctx, "app", logs.Info, 10)
+		require.NoError(t, err)
+		for _, c := range cur.Counts {
+			assert.False(t, strings.Contains(c.Message, "id="), "attributes counted in the common log: %q", c.Message)
+		}
+		assert.Len(t, cur.Counts, 1, "one message, counted twice: %+v", cur.Counts)
+	})
+}
+
+// The Handler cuts a message longer than MaxMessage at the start of a
+// character, never inside one (it cut at MaxMessage bytes).
+func TestHandler_truncatesAtCharacter(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		l := newLogs(t, b, b.Client)
+		h, err := l.Handler("app", logs.WithInterval(time.Hour))
+		require.NoError(t, err)
+		long := strings.Repeat("x", logs.MaxMessage-1) + "é and more"
+		slog.New(h).Info(long)
+		require.NoError(t, h.Close(ctx))
+		rec, err := l.Recent(ctx, "app", logs.Info)
+		require.NoError(t, err)
+		require.Len(t, rec, 1)
+		assert.Equal(t, long[:logs.MaxMessage-1], rec[0].Text)
+		cur, _, err := l.Common(ctx, "app", logs.Info, 10)
+		require.NoError(t, err)
+		require.Len(t, cur.Counts, 1)
+		assert.Equal(t, long[:logs.MaxMessage-1], cur.Counts[0].Message)
 	})
 }

@@ -132,8 +132,12 @@ type Entry struct {
 	Severity string // Debug, Info, ... or another severity word
 	Message  string // what the recent log shows
 	// Common is what the common log counts; empty: Message. (The slog
-	// Handler counts a record's message without its attributes.)
+	// Handler counts a record's message without its attributes, an empty
+	// message as empty.)
 	Common string
+	// emptyCommon makes an empty Common count as empty (the Handler's
+	// record with no message), not as Message.
+	emptyCommon bool
 	// Time is when it happened; zero: the Redis server's time when it is
 	// written. It decides the hour of the common log it is counted in.
 	// It must be within ±2^53 µs of the Unix epoch (about the years 1685
@@ -261,7 +265,7 @@ func (l *Logs) call(op, name string, entries []Entry, common bool) ([]string, []
 			at = strconv.FormatInt(e.Time.UnixMicro(), 10)
 		}
 		c := e.Common
-		if c == "" {
+		if c == "" && !e.emptyCommon {
 			c = e.Message
 		}
 		args = append(args, slices.Index(sevs, e.Severity)+1, at, e.Message, c)

@@ -44,6 +44,10 @@ local function is_count(v)
   return #d < 16 or #d == 16 and d <= '9007199254740992'
 end
 
+-- is_finite: the number x is neither NaN nor ±inf. (Not a comparison with
+-- math.huge: miniredis's Lua defines it as the largest finite double.)
+local function is_finite(x) return x == x and x - x == 0 end
+
 -- check_int: key is missing or a string holding an integer (a counter, of
 -- up to 64 bits).
 local function check_int(key, role)

@@ -236,10 +236,13 @@ func keyError(err error) error {
 // server refused the call's only attempt). Any other error may end a call
 // whose request reached Redis: a network error, a timeout, a dial error
 // (an earlier attempt may have run before the connection broke), and a
-// refusal go-redis re-sends on (LOADING, READONLY, TRYAGAIN, CLUSTERDOWN,
-// MASTERDOWN, NOREPLICAS, max clients), which may answer the re-send of
-// an attempt that ran and lost its reply (a restarted or failed-over
-// server). The errors an errors.Join holds (calls sent together) are
+// refusal that may answer the re-send of an attempt that ran and lost its
+// reply: one go-redis re-sends on (LOADING, READONLY, TRYAGAIN,
+// CLUSTERDOWN, MASTERDOWN, NOREPLICAS, max clients: a restarted or
+// failed-over server), and BUSY (a server running a long script: the
+// attempt before timed out waiting behind it, and may run after it;
+// go-redis does not re-send on BUSY itself, so a BUSY answering a first
+// attempt is reported unknown too). The errors an errors.Join holds (calls sent together) are
 // classified one by one. Use it for the errors of state-changing calls
 // whose request may have reached Redis.
 func Unknown(err error) error {
@@ -268,12 +271,13 @@ func MayHaveRun(err error) bool {
 	return errors.Is(Unknown(err), ria.ErrOutcomeUnknown)
 }
 
-// resent reports whether err is a server refusal that go-redis re-sends a
-// command on.
+// resent reports whether err is a server refusal that may answer the
+// re-send of an attempt that ran: one go-redis re-sends a command on, or
+// BUSY (see [Unknown]).
 func resent(err error) bool {
 	return redis.IsLoadingError(err) || redis.IsReadOnlyError(err) || redis.IsTryAgainError(err) ||
 		redis.IsClusterDownError(err) || redis.IsMasterDownError(err) || redis.IsNoReplicasError(err) ||
-		redis.IsMaxClientsError(err)
+		redis.IsMaxClientsError(err) || strings.HasPrefix(err.Error(), "BUSY ")
 }
 
 // ReplayWindow returns how long after a command first reached the server

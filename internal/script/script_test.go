@@ -161,11 +161,13 @@ func TestUnknown(t *testing.T) {
 	answer := srvErr("ERR something the script said")
 	assert.Equal(t, error(answer), script.Unknown(answer))
 	assert.False(t, script.MayHaveRun(answer))
-	// A refusal go-redis re-sends on may answer the re-send of a call
-	// that ran and lost its reply.
+	// A refusal go-redis re-sends on, or BUSY (after an attempt that timed
+	// out behind a long script), may answer the re-send of a call that ran
+	// and lost its reply.
 	for _, e := range []srvErr{"LOADING Redis is loading the dataset in memory", "READONLY You can't write against a read only replica.",
 		"TRYAGAIN Multiple keys request during rehashing of slot", "CLUSTERDOWN The cluster is down",
-		"MASTERDOWN Link with MASTER is down", "NOREPLICAS Not enough good replicas to write.", "ERR max number of clients reached"} {
+		"MASTERDOWN Link with MASTER is down", "NOREPLICAS Not enough good replicas to write.", "ERR max number of clients reached",
+		"BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSCRIPT."} {
 		assert.ErrorIs(t, script.Unknown(e), ria.ErrOutcomeUnknown, string(e))
 		assert.True(t, script.MayHaveRun(e), string(e))
 		assert.True(t, script.MayHaveRun(fmt.Errorf("script x: %w", e)), "wrapped %s", e)
@@ -178,6 +180,9 @@ func TestUnknown(t *testing.T) {
 	assert.ErrorIs(t, joined, ria.ErrOutcomeUnknown)
 	assert.ErrorIs(t, joined, ria.ErrWrongType)
 	assert.NotErrorIs(t, script.Unknown(errors.Join(kerr, answer)), ria.ErrOutcomeUnknown)
+	for _, e := range []srvErr{"BUSYGROUP Consumer Group name already exists", "BUSYKEY Target key name already exists."} {
+		assert.False(t, script.MayHaveRun(e), "%s is an answer", e)
+	}
 }
 
 // srvErr is a server error reply (redis.Error) that miniredis cannot produce.
