@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -152,5 +153,95 @@ func TestChat_Wait(t *testing.T) {
 		require.Eventually(t, func() bool { return subscribed(ctx, b, cs, "jeff") }, 10*time.Second, time.Millisecond)
 		cancel()
 		assert.ErrorIs(t, (<-res).err, context.Canceled)
+	})
+}
+
+// A member waiting in Wait when a chat is created with them is woken once
+// the chat is on their list, and Wait returns message 1. create.lua used to
+// publish the wake-up in Create's first round trip, before the second put
+// the chat on the member's list: the woken Wait fetched nothing and slept
+// for the poll interval. Create's second step is held (a gate) while the
+// wake-ups published so far are collected (a marker): none may be there.
+func TestWait_createWakesAfterList(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		wgate := redistest.NewGate(func(cmds []redis.Cmder) bool { return cmds[0].Name() == "smembers" })
+		wrdb, _ := b.NewClient()
+		wrdb.AddHook(wgate)
+		waiter := newChats(t, b, wrdb, chat.WithPollInterval(time.Hour))
+		gate := redistest.NewGate(func(cmds []redis.Cmder) bool { return cmds[0].Name() == "sadd" })
+		rdb, _ := b.NewClient()
+		rdb.AddHook(gate)
+		creator := newChats(t, b, rdb)
+		obs := watchWake(t, b, "jeff")
+
+		type result struct {
+			ms  []chat.Message
+			err error
+		}
+		res := make(chan result, 1)
+		// The timeout only ends a Wait left asleep by a failure.
+		wctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		subscribed := wgate.Arm()
+		go func() {
+			ms, err := waiter.Wait(wctx, "jeff")
+			res <- result{ms, err}
+		}()
+		subscribed.Entered() // Wait fetches once subscribed
+		subscribed.Release()
+
+		hold := gate.Arm()
+		created := make(chan error, 1)
+		go func() {
+			_, err := creator.Create(ctx, "c", "joe", []string{"jeff"}, "first")
+			created <- err
+		}()
+		hold.Entered() // the chat is written; the members' lists wait
+		early := wakeupsBefore(t, b, obs, "c", "jeff")
+		hold.Release()
+		require.NoError(t, <-created)
+		if !assert.Empty(t, early, "a wake-up published before the chat was on jeff's list") {
+			cancel() // the Wait it woke fetched nothing, and sleeps
+			<-res
+			return
+		}
+		r := <-res
+		require.NoError(t, r.err)
+		assert.Equal(t, []string{"joe: first"}, texts(t, r.ms))
+	})
+}
+
+// A Send between Join's script and its SADD wakes the new member before
+// the chat is on their list (their Wait fetches nothing): Join wakes them
+// again once it is there.
+func TestWait_joinWakesAfterList(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		cs := newChats(t, b, nil)
+		_, err := cs.Create(ctx, "c", "a", []string{"b"}, "m1")
+		require.NoError(t, err)
+		obs := watchWake(t, b, "u")
+		gate := redistest.NewGate(func(cmds []redis.Cmder) bool { return cmds[0].Name() == "sadd" })
+		rdb, _ := b.NewClient()
+		rdb.AddHook(gate)
+		joiner := newChats(t, b, rdb)
+
+		hold := gate.Arm()
+		joined := make(chan error, 1)
+		go func() { joined <- joiner.Join(ctx, "c", "u") }()
+		hold.Entered() // u is a member; c is not on u's list yet
+		_, err = cs.Send(ctx, "c", "a", "m2")
+		require.NoError(t, err)
+		require.Len(t, wakeupsBefore(t, b, obs, "c", "u"), 1, "the send's wake-up")
+		chats, err := cs.Chats(ctx, "u")
+		require.NoError(t, err)
+		require.Empty(t, chats, "the wake-up came before the chat was on u's list")
+		hold.Release()
+		require.NoError(t, <-joined)
+		assert.Len(t, wakeupsBefore(t, b, obs, "c", "u"), 1, "Join wakes u once c is on their list")
+		ms, err := cs.Fetch(ctx, "u")
+		require.NoError(t, err)
+		assert.Equal(t, []string{"a: m2"}, texts(t, ms))
 	})
 }

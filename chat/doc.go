@@ -25,6 +25,9 @@
 // size to the other members and [Chats.OpenFile] reads it as a stream
 // (book 6.6). A [Message] carries its chat, id, sender, the server's time
 // and a payload encoded by a [Codec] ([JSON] by default, [Raw] for bytes).
+// The message announcing a file is the JSON of a [FileRef] whatever the
+// codec, so SendFile works with every codec; [Message.File] recognises it
+// (with JSON, [Message.Decode] reads it too).
 //
 // # Guarantees
 //
@@ -35,7 +38,12 @@
 //     once (see Lost replies), in id order; a member who joins sees only
 //     messages sent after.
 //   - Wait wakes within a round trip of a send: every send publishes the
-//     new id to each other member's channel. Pub/sub only wakes; the data
+//     new id to each other member's channel. Create publishes message 1
+//     only once the chat is on the members' lists (its second round trip,
+//     each wake-up after its member's SADD), and Join wakes the joining
+//     user after adding the chat to their list (a send between its two
+//     steps woke them before), so a woken Wait always finds the chat.
+//     Pub/sub only wakes; the data
 //     is pulled from the seen ids, so a wake-up lost to a reconnect loses
 //     no message (Wait fetches again on re-subscription, and every poll
 //     interval in any case).
@@ -46,7 +54,11 @@
 //     read past them, and the transfer once all reached its end; a
 //     receiver that restarts lists the unfinished transfers
 //     ([Chats.Files]) and reopens each at the chunk it was reading
-//     ([FileReader.Offset] says from which byte). Measured: 200 MB to two
+//     ([FileReader.Offset] says from which byte). A reader never skips
+//     data: when another reader of the same receiver (the old process
+//     still running, another device) has read further, the one behind
+//     fails with [ErrStaleReader]. Opening and announcing a transfer is
+//     one script, so a refused SendFile writes nothing. Measured: 200 MB to two
 //     receivers on a real server, peak Redis memory 5.7 MB above idle with
 //     a 4 MB window.
 //   - The last [Chats.Leave] deletes everything of the chat in the same
@@ -74,10 +86,13 @@
 // from it, so a lost reply neither doubles a message nor turns a create
 // into [ErrExists]. Fetch's per-chat script records the messages it
 // returned the same way, so a re-sent fetch returns them again instead
-// of nothing. SendFile's end-of-file write is a once-script too: every
+// of nothing. SendFile's first script (the transfer opened and announced
+// by a message) is a once-script, and so is its end-of-file write: every
 // receiver may have read the file to its end and deleted the transfer
 // before the re-send, which is still answered "done". Its chunk writes,
-// Join and Leave are naturally idempotent. When every re-send
+// the file reads (a re-sent read gets the same chunk; one that reached the
+// end is answered from a record), Join and Leave are naturally idempotent
+// (a repeated wake-up only makes a Wait fetch again). When every re-send
 // fails, the error wraps ria.ErrOutcomeUnknown (Fetch then also returns
 // the messages of the chats it did read; the chats in error may have been
 // marked seen, and [Chats.History] has their messages until every other
@@ -99,17 +114,22 @@
 // # Round trips
 //
 // Send 1 (one script); History 1; Members 1; Create and Join 2 (a script
-// in the chat's slot, then the members' lists in their own slots); Leave
+// in the chat's slot, then one pipeline of the members' lists in their own
+// slots, each SADD followed by its member's wake-up); Leave
 // 3 (its script, SREM, then ZSCORE: the user's membership read again, as
 // a Join of theirs from another device may have run between the script
-// and the SREM; 4 when it did, SADD putting the chat back on their list);
+// and the SREM; 4 when it did, SADD putting the chat back on their list,
+// with a wake-up);
 // Fetch and Unread 2 whatever the number of chats: SMEMBERS of the user's
 // list, then one pipeline of one script per chat, which go-redis sends as
 // one round trip per node on a Cluster (so at most 2 on any node); 1 for a
 // user in no chat. The first run of fetch.lua or unread.lua on a server
 // costs one more pipeline (EVALSHA answered NOSCRIPT, then EVAL).
-// SendFile: 2 to start, then 1 per chunk of [ChunkSize] and 1 per wait; a
-// file read: 1 to open, 1 per chunk and 1 per wait.
+// SendFile: 1 to start (one script opens the transfer and sends its
+// announcement), then 1 per chunk of [ChunkSize], 1 per wait and 1 to
+// mark the end (3 for a file of one chunk the window holds); a file read:
+// 1 to open, 1 per chunk, 1 per wait and 1 answered end of file (3 for a
+// file of one chunk, complete when read).
 //
 // # Key schema
 //
@@ -123,7 +143,8 @@
 //	                          (pos last+2: the receiver has read the end)
 //	<prefix>{<chat>}:file:<f>:data HASH chunk seq -> bytes
 //	<prefix>{<user>}:chats    SET the user's chats
-//	<prefix>{<user>}:wake     pub/sub channel: ids of new messages
+//	<prefix>{<user>}:wake     pub/sub channel: ids of new messages ("0": a
+//	                          chat put on the user's list by Join or Leave)
 //
 // Every <prefix>{<chat>}:* key but the reply records is deleted by the
 // last Leave; a file's keys are also deleted once every receiver has read
@@ -133,7 +154,10 @@
 // # Cluster
 //
 // One chat lives in one slot (its hash tag), a user's list in the user's
-// slot, so no call can get CROSSSLOT. Create, Join and Leave write two
+// slot, so no call can get CROSSSLOT. A wake-up is published on the node
+// of its channel's slot, the user's, in the pipeline of the SADD it
+// follows (go-redis would send a PUBLISH to any node). Create, Join and
+// Leave write two
 // slots one after the other: an error between the two steps (a member's
 // list of another type, an unknown outcome, a crash) leaves the chat side
 // written; the steps are idempotent, so calling Join (or Leave) again

@@ -16,8 +16,15 @@
 -- KEYS[4] end-of-file record of this call
 -- ARGV[1] receiver  ARGV[2] seq  ARGV[3] off  ARGV[4] file id
 -- ARGV[5] record TTL in ms (0: none)
+-- A reader asks for the chunk after the last it got; when the receiver's
+-- position is past seq, another reader of the same receiver (another
+-- device, or an older process still running) has read further, and the
+-- chunks below that position may be deleted: a read of a chunk below it
+-- is answered {-3} and writes nothing, never a chunk it does not have. A re-send of a read
+-- finds the position it moved to (seq itself) and gets the same chunk.
 -- returns {1, chunk}, {0} not written yet, {2} end of file,
--- {-1} no such transfer (or finished by every receiver), {-2} not a receiver
+-- {-1} no such transfer (or finished by every receiver), {-2} not a
+-- receiver, {-3} the receiver's position is past seq (another reader)
 local ttl = tonumber(ARGV[5])
 if ttl > 0 and redis.call('GET', KEYS[4]) then return {2} end
 local bad = check_types({KEYS[1], 'hash', 'chat file', KEYS[2], 'hash', 'chat file data', KEYS[3], 'set', 'chat files'})
@@ -56,6 +63,18 @@ end
 if last - low0 + 1 > redis.call('HLEN', KEYS[2]) then
   return out_of_range('last', 'chunks low..last stored')
 end
+-- (Past the last chunk, a reader behind has read every chunk: it gets
+-- end of file once the sender has marked it.)
+if seq < pos and seq <= last then return {-3} end
+-- Chunks low..last are stored, and low <= every position <= seq: a chunk
+-- seq <= last is there unless the state is corrupt.
+local chunk = nil
+if seq <= last then
+  chunk = redis.call('HGET', KEYS[2], seq)
+  if not chunk then
+    return key_error('CORRUPT', KEYS[2], 'chat file data', 'no chunk ' .. seq, 'chunks low..last of ' .. KEYS[1])
+  end
+end
 local eof = f['eof'] == '1'
 -- This run answers end of file: the receiver has finished (last + 2).
 local done = eof and seq > last
@@ -87,9 +106,7 @@ if eof and least > last + 1 then
   redis.call('DEL', KEYS[1], KEYS[2])
   redis.call('SREM', KEYS[3], ARGV[4])
 end
-if seq <= last then
-  return {1, redis.call('HGET', KEYS[2], seq) or ''}
-end
+if chunk then return {1, chunk} end
 if done then
   if ttl > 0 then redis.call('SET', KEYS[4], '2', 'PX', ttl) end
   return {2}

@@ -1,8 +1,10 @@
 package chat
 
 import (
+	"bytes"
 	"context"
 	_ "embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,7 +22,9 @@ var (
 	//go:embed fget.lua
 	fgetLua string
 
-	fopenScript = script.New("chat file open", fopenLua)
+	// fopenScript opens a transfer and announces it: a once-script, as
+	// its announcement is a message (send_msg of lib.lua).
+	fopenScript = script.NewOnce("chat file open", libLua+fopenLua)
 	fputScript  = script.New("chat file put", fputLua)
 	// fendScript is fput.lua's end-of-file write as a once-script: the
 	// receivers may finish and delete the transfer before a re-send.
@@ -37,6 +41,12 @@ var (
 	// ErrNotReceiver is wrapped by the error of [Chats.OpenFile] for a
 	// user who was not a receiver of the file.
 	ErrNotReceiver = errors.New("chat: not a receiver")
+	// ErrStaleReader is wrapped by the error of [FileReader.Read] when
+	// another reader of the same receiver (another device, or an older
+	// process still running) has read further: the chunks it passed may be
+	// deleted, so this reader stops rather than skip them. Open the file
+	// again ([Chats.OpenFile]) to read on from that reader's position.
+	ErrStaleReader = errors.New("chat: another reader of this receiver is ahead")
 )
 
 const (
@@ -47,27 +57,46 @@ const (
 	DefaultFileWindow = 4 << 20
 )
 
-// FileRef is the payload of the chat message that announces a file.
+// FileRef is the payload of the chat message that announces a file:
+// JSON {"file":"<id>","name":"<name>"} whatever the [Codec], so that
+// [Chats.SendFile] works with every codec. With [JSON] (the default)
+// [Message.Decode] reads it; with any codec [Message.File] does.
 type FileRef struct {
 	File string `json:"file"`
 	Name string `json:"name"`
 }
 
+// File reports whether m announces a file ([Chats.SendFile]) and returns
+// its reference: m's payload is the JSON of a [FileRef] with no other
+// field and both fields set. It does not use the codec.
+func (m Message) File() (FileRef, bool) {
+	var ref FileRef
+	d := json.NewDecoder(bytes.NewReader(m.Payload))
+	d.DisallowUnknownFields()
+	if d.Decode(&ref) != nil || d.More() || ref.File == "" || ref.Name == "" {
+		return FileRef{}, false
+	}
+	return ref, true
+}
+
 // SendFile sends the content of r to the other members of chat as a file
-// named name (Redis in Action's copy_logs_to_redis): it sends a message
-// whose payload is a [FileRef] (through the codec), then the content in
-// chunks of [ChunkSize]. Back-pressure: while the chunks not yet read by
-// every receiver hold the file window ([WithFileWindow]) or more, the
-// sender waits (polling, 1 to 50ms) — r may be of any size, Redis holds at
-// most the window plus a chunk per transfer. It returns the file id.
-// Each chunk is one round trip, and so is each wait.
+// named name (Redis in Action's copy_logs_to_redis): it opens the transfer
+// and sends a message announcing it, whose payload is a [FileRef] in JSON
+// whatever the codec (see [Message.File]), in one script, then sends the
+// content in chunks of [ChunkSize], then marks its end. Back-pressure:
+// while the chunks not yet read by every receiver hold the file window
+// ([WithFileWindow]) or more, the sender waits (polling, 1 to 50ms) — r
+// may be of any size, Redis holds at most the window plus a chunk per
+// transfer. It returns the file id. Round trips: 1 to start, 1 per chunk,
+// 1 per wait and 1 for the end.
 //
 // Unknown chats give [ErrNoChat], a sender who is not a member
 // [ErrNotMember]; a chat with no other member, a bad id or name is an
-// error; in each case nothing is written. An error of r or ctx leaves the
-// transfer unfinished: receivers wait for the rest, until the chat is
-// deleted (its last [Chats.Leave] deletes its transfers). When that
-// happens during the transfer, the next chunk fails with [ErrNoFile].
+// error; a chat key of another Redis type gives a *ria.KeyError; in each
+// case nothing is written. An error of r or ctx leaves the transfer
+// unfinished: receivers wait for the rest, until the chat is deleted (its
+// last [Chats.Leave] deletes its transfers). When that happens during the
+// transfer, the next chunk fails with [ErrNoFile].
 func (c *Chats) SendFile(ctx context.Context, chat, sender, name string, r io.Reader) (string, error) {
 	if err := checkPair(chat, sender); err != nil {
 		return "", fmt.Errorf("chat: send file: %w", err)
@@ -76,20 +105,28 @@ func (c *Chats) SendFile(ctx context.Context, chat, sender, name string, r io.Re
 		return "", fmt.Errorf("chat: send file to %q: %w", chat, err)
 	}
 	id := NewID()
-	meta, data := c.fileKeys(chat, id)
-	n, err := fopenScript.Int64(ctx, c.rdb, []string{c.membersKey(chat), c.filesKey(chat), meta}, sender, id, name)
-	switch {
-	case err != nil:
-		return "", fmt.Errorf("chat: send file to %q: %w", chat, script.Unknown(err))
-	case n == -1:
-		return "", fmt.Errorf("chat: send file to %q: %w", chat, ErrNoChat)
-	case n == -2:
-		return "", fmt.Errorf("chat: send file to %q by %q: %w", chat, sender, ErrNotMember)
-	case n == 0:
-		return "", fmt.Errorf("chat: send file to %q: no other member: %w", chat, ErrInvalid)
+	ref, err := json.Marshal(FileRef{File: id, Name: name})
+	if err != nil { // cannot happen: two strings
+		return "", fmt.Errorf("chat: send file to %q: encode file ref: %w", chat, err)
 	}
-	if _, err := c.Send(ctx, chat, sender, FileRef{File: id, Name: name}); err != nil {
-		return id, fmt.Errorf("chat: send file to %q: announce: %w", chat, err)
+	meta, data := c.fileKeys(chat, id)
+	keys := append(c.chatKeys(chat), c.filesKey(chat), meta)
+	v, err := fopenScript.RunOnce(ctx, c.rdb, c.keys.Once(chat), keys, sender, id, name, ref, c.wakePrefix())
+	if err != nil {
+		return "", fmt.Errorf("chat: send file to %q: %w", chat, err)
+	}
+	ns, err := fopenScript.AsInt64s(v)
+	switch {
+	case err != nil || len(ns) == 0:
+		return "", fmt.Errorf("chat: send file to %q: %w: reply %v", chat, ria.ErrCorrupt, v)
+	case ns[0] == -1:
+		return "", fmt.Errorf("chat: send file to %q: %w", chat, ErrNoChat)
+	case ns[0] == -2:
+		return "", fmt.Errorf("chat: send file to %q by %q: %w", chat, sender, ErrNotMember)
+	case ns[0] == 0:
+		return "", fmt.Errorf("chat: send file to %q: no other member: %w", chat, ErrInvalid)
+	case ns[0] > 0 && len(ns) != 3, ns[0] < -3:
+		return "", fmt.Errorf("chat: send file to %q: %w: reply %v", chat, ria.ErrCorrupt, v)
 	}
 	buf := make([]byte, ChunkSize)
 	for seq := int64(1); ; seq++ {
@@ -192,12 +229,17 @@ type FileReader struct {
 // reading ([FileReader.Offset] says at which byte). Reading a chunk
 // finishes the one before it; chunks every receiver has finished are
 // deleted, and the whole transfer once every receiver has read to its end
-// (process_logs_from_redis). One round trip per chunk, and per wait for
-// one the sender has not written yet (polling, 1 to 50ms).
+// (process_logs_from_redis). Round trips: 1 to open, then 1 per chunk,
+// 1 per wait for one the sender has not written yet (polling, 1 to 50ms)
+// and 1 for the end of file.
 //
 // A transfer that does not exist (or is done) gives [ErrNoFile], a user
 // who is not a receiver [ErrNotReceiver]. A transfer deleted with its chat
 // while it is read makes the next Read fail with [ErrNoFile], not end.
+// Two readers of one receiver may read at once, each getting every chunk
+// in order, until one gets ahead of the other: the one behind then fails
+// with [ErrStaleReader] (the chunks it needs may be deleted), never
+// skipping data.
 // A corrupt integer field of the transfer gives a *ria.KeyError wrapping
 // ria.ErrCorrupt, having written nothing.
 func (c *Chats) OpenFile(ctx context.Context, chat, user, id string) (*FileReader, error) {
@@ -236,7 +278,9 @@ func (c *Chats) OpenFile(ctx context.Context, chat, user, id string) (*FileReade
 // after a restart the start of the chunk the receiver was reading.
 func (f *FileReader) Offset() int64 { return f.start }
 
-// Read implements io.Reader.
+// Read implements io.Reader. Its errors are those of [Chats.OpenFile]'s
+// reader: [ErrNoFile], [ErrStaleReader], ctx's error, and a *ria.KeyError
+// for a transfer of another type or corrupt.
 func (f *FileReader) Read(p []byte) (int, error) {
 	wait := time.Millisecond
 	for len(f.buf) == 0 {
@@ -268,9 +312,11 @@ func (f *FileReader) Read(p []byte) (int, error) {
 		case 2:
 			f.eof = true
 		case -1: // not a re-sent last read: that one is answered 2 (fget.lua)
-			return 0, fmt.Errorf("chat: read file %q of %q: transfer gone before its end (chat deleted): %w", f.id, f.chat, ErrNoFile)
+			return 0, fmt.Errorf("chat: read file %q of %q: transfer gone before this reader's end (chat deleted, or another reader of %q finished it): %w", f.id, f.chat, f.user, ErrNoFile)
 		case -2:
 			return 0, fmt.Errorf("chat: read file %q: %w", f.id, ErrNotReceiver)
+		case -3:
+			return 0, fmt.Errorf("chat: read file %q of %q for %q at chunk %d (byte %d): %w", f.id, f.chat, f.user, f.seq, f.off, ErrStaleReader)
 		default:
 			return 0, fmt.Errorf("chat: read file %q: %w: reply %v", f.id, ria.ErrCorrupt, r)
 		}

@@ -181,3 +181,145 @@ func TestFiles_resume(t *testing.T) {
 		assert.ErrorIs(t, err, chat.ErrNoChat)
 	})
 }
+
+// SendFile works with every codec: the announcement is the JSON of a
+// FileRef whatever the codec, which Message.File recognises. With Raw,
+// which cannot encode a FileRef, SendFile used to fail after it had
+// written the transfer (left listed by Files until the chat's deletion).
+func TestSendFile_rawCodec(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		cs := newChats(t, b, nil, chat.WithCodec(chat.Raw))
+		_, err := cs.Create(ctx, "c", "s", []string{"r"}, "hi")
+		require.NoError(t, err)
+		data := bytes.Repeat([]byte("raw bytes "), 10000)
+		id, err := cs.SendFile(ctx, "c", "s", "f.bin", bytes.NewReader(data))
+		require.NoError(t, err)
+
+		ms, err := cs.Fetch(ctx, "r")
+		require.NoError(t, err)
+		require.Len(t, ms, 2)
+		_, ok := ms[0].File()
+		assert.False(t, ok, "message 1 is no file")
+		ref, ok := ms[1].File()
+		require.True(t, ok, "message 2 announces the file: %q", ms[1].Payload)
+		assert.Equal(t, chat.FileRef{File: id, Name: "f.bin"}, ref)
+		fr, err := cs.OpenFile(ctx, "c", "r", ref.File)
+		require.NoError(t, err)
+		got, err := io.ReadAll(fr)
+		require.NoError(t, err)
+		assert.True(t, bytes.Equal(data, got))
+		files, err := cs.Files(ctx, "c")
+		require.NoError(t, err)
+		assert.Empty(t, files)
+	})
+}
+
+// Message.File recognises a FileRef's JSON alone.
+func TestMessage_File(t *testing.T) {
+	for _, c := range []struct {
+		payload string
+		ok      bool
+	}{
+		{`{"file":"f","name":"n"}`, true},
+		{`{"name":"n","file":"f"}`, true},
+		{`{"file":"f"}`, false},
+		{`{"file":"","name":"n"}`, false},
+		{`{"file":"f","name":"n","x":1}`, false},
+		{`{"file":"f","name":"n"} {}`, false},
+		{`"hi"`, false},
+		{`raw bytes`, false},
+		{``, false},
+	} {
+		ref, ok := chat.Message{Payload: []byte(c.payload)}.File()
+		assert.Equal(t, c.ok, ok, c.payload)
+		if ok {
+			assert.Equal(t, chat.FileRef{File: "f", Name: "n"}, ref)
+		}
+	}
+}
+
+// Two readers of one receiver (another device, or a process that
+// restarted while the old one still ran): the one ahead moves the
+// receiver's position, the chunks below it are deleted, and the one
+// behind fails with ErrStaleReader. It used to get each deleted chunk as
+// an empty one and go on: a file with chunks missing and no error.
+func TestFileRead_staleReader(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		cs := newChats(t, b, nil)
+		_, err := cs.Create(ctx, "c", "s", []string{"r", "q"}, "hi")
+		require.NoError(t, err)
+		data := make([]byte, 5*chat.ChunkSize)
+		for i := range data {
+			data[i] = byte(i * 13)
+		}
+		id, err := cs.SendFile(ctx, "c", "s", "f", bytes.NewReader(data)) // within the window
+		require.NoError(t, err)
+
+		// q reads the whole file: only r holds chunks back.
+		fq, err := cs.OpenFile(ctx, "c", "q", id)
+		require.NoError(t, err)
+		gq, err := io.ReadAll(fq)
+		require.NoError(t, err)
+		require.Equal(t, data, gq)
+
+		// r's first reader reads chunk 1.
+		r1, err := cs.OpenFile(ctx, "c", "r", id)
+		require.NoError(t, err)
+		buf := make([]byte, chat.ChunkSize)
+		_, err = io.ReadFull(r1, buf)
+		require.NoError(t, err)
+		require.Equal(t, data[:chat.ChunkSize], buf)
+
+		// r's second reader reads chunks 1 to 3 and asks for 4: r's
+		// position is 4, chunks 1 to 3 are deleted.
+		r2, err := cs.OpenFile(ctx, "c", "r", id)
+		require.NoError(t, err)
+		for range 3 {
+			_, err = io.ReadFull(r2, buf)
+			require.NoError(t, err)
+		}
+		_, err = r2.Read(buf[:1])
+		require.NoError(t, err)
+
+		// The first reader asks for chunk 2: refused, again and again.
+		for range 2 {
+			n, err := r1.Read(buf)
+			assert.Zero(t, n)
+			assert.ErrorIs(t, err, chat.ErrStaleReader)
+		}
+		// A reader opened again starts at chunk 4; the second reader goes
+		// on to chunk 5, the third is then behind too.
+		r3, err := cs.OpenFile(ctx, "c", "r", id)
+		require.NoError(t, err)
+		assert.Equal(t, int64(3*chat.ChunkSize), r3.Offset())
+		_, err = io.ReadFull(r2, buf)
+		require.NoError(t, err)
+		assert.Equal(t, data[3*chat.ChunkSize+1:4*chat.ChunkSize+1], buf)
+		_, err = io.ReadAll(r3)
+		assert.ErrorIs(t, err, chat.ErrStaleReader, "r2 has read further")
+		rest, err := io.ReadAll(r2)
+		require.NoError(t, err)
+		assert.Equal(t, data[4*chat.ChunkSize+1:], rest)
+
+		// A reader behind one that read the end but holding every chunk
+		// itself gets the end of file.
+		id, err = cs.SendFile(ctx, "c", "s", "g", bytes.NewReader(data[:10]))
+		require.NoError(t, err)
+		a, err := cs.OpenFile(ctx, "c", "r", id)
+		require.NoError(t, err)
+		c, err := cs.OpenFile(ctx, "c", "r", id)
+		require.NoError(t, err)
+		_, err = io.ReadFull(a, buf[:10])
+		require.NoError(t, err)
+		_, err = io.ReadFull(c, buf[:10])
+		require.NoError(t, err)
+		got, err := io.ReadAll(a)
+		require.NoError(t, err)
+		assert.Empty(t, got)
+		got, err = io.ReadAll(c)
+		require.NoError(t, err, "c has every chunk: its end of file")
+		assert.Empty(t, got)
+	})
+}

@@ -178,3 +178,41 @@ func TestLeave_joinOverlapping(t *testing.T) {
 		assert.Equal(t, []string{"a: m2"}, texts(t, ms), "a member fetches a message sent while a member")
 	})
 }
+
+// As TestLeave_joinOverlapping, with a Send after Leave's SREM: it wakes u
+// while c is off their list (their Wait fetches nothing); Leave, putting
+// c back, wakes u again.
+func TestLeave_joinOverlapping_wakes(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		cs := newChats(t, b, nil)
+		_, err := cs.Create(ctx, "c", "a", []string{"u"}, "m1")
+		require.NoError(t, err)
+		_, err = cs.Fetch(ctx, "u")
+		require.NoError(t, err)
+		obs := watchWake(t, b, "u")
+
+		gate := redistest.NewGate(func(cmds []redis.Cmder) bool {
+			return len(cmds) == 1 && (cmds[0].Name() == "srem" || cmds[0].Name() == "zscore")
+		})
+		rdb, _ := b.NewClient()
+		rdb.AddHook(gate)
+		leaver := newChats(t, b, rdb)
+		srem, zscore := gate.Arm(), gate.Arm()
+		left := make(chan error, 1)
+		go func() { left <- leaver.Leave(ctx, "c", "u") }()
+		srem.Entered() // Leave's script has run; its SREM waits
+		require.NoError(t, cs.Join(ctx, "c", "u"))
+		srem.Release()
+		zscore.Entered() // c is off u's list, u a member
+		_, err = cs.Send(ctx, "c", "a", "m2")
+		require.NoError(t, err)
+		wakeupsBefore(t, b, obs, "c", "u") // Join's and the send's
+		zscore.Release()
+		require.NoError(t, <-left)
+		assert.Len(t, wakeupsBefore(t, b, obs, "c", "u"), 1, "Leave wakes u once c is back on their list")
+		ms, err := cs.Fetch(ctx, "u")
+		require.NoError(t, err)
+		assert.Equal(t, []string{"a: m2"}, texts(t, ms))
+	})
+}

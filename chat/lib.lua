@@ -5,7 +5,8 @@
 -- members: the next id (INCR ids), the server time in ms, the packed
 -- member '<id>:<ms>:<len(sender)>:<sender><payload>' scored by the id,
 -- then PUBLISH of the id on '<wake prefix>{<member>}:wake' for every other
--- member. Returns {id, ms}.
+-- member, unless wake is nil (create.lua: Create publishes once the chat
+-- is on the members' lists). Returns {id, ms}.
 local function send_msg(kmembers, kmsgs, kids, sender, payload, wake)
   local id = redis.call('INCR', kids)
   local t = redis.call('TIME')
@@ -13,6 +14,7 @@ local function send_msg(kmembers, kmsgs, kids, sender, payload, wake)
   local sid = string.format('%d', id)
   local packed = sid .. ':' .. string.format('%d', ms) .. ':' .. #sender .. ':' .. sender .. payload
   redis.call('ZADD', kmsgs, id, packed)
+  if not wake then return {id, ms} end
   for _, m in ipairs(redis.call('ZRANGE', kmembers, 0, -1)) do
     if m ~= sender then
       redis.call('PUBLISH', wake .. '{' .. m .. '}:wake', sid)

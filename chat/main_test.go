@@ -81,3 +81,38 @@ func subscribed(ctx context.Context, b *redistest.Backend, cs *chat.Chats, user 
 	}
 	return err == nil && n > 0
 }
+
+// watchWake subscribes to user's wake-up channel; the subscription is
+// confirmed when it returns.
+func watchWake(t *testing.T, b *redistest.Backend, user string) *redis.PubSub {
+	t.Helper()
+	ps := b.Client.Subscribe(t.Context(), b.Prefix+"{"+user+"}:wake")
+	t.Cleanup(func() { _ = ps.Close() })
+	_, err := ps.Receive(t.Context())
+	require.NoError(t, err)
+	return ps
+}
+
+// wakeupsBefore publishes a marker on user's wake-up channel from the
+// node of chat's slot (a script with a key of chat) and returns the
+// wake-ups ps receives before it: every wake-up published before the
+// marker, by a script of chat or on the user's node (pub/sub messages
+// from one node reach a subscriber in publish order, on a Cluster too).
+// A synchronisation, not a timing.
+func wakeupsBefore(t *testing.T, b *redistest.Backend, ps *redis.PubSub, chat, user string) []string {
+	t.Helper()
+	ctx := t.Context()
+	ch := b.Prefix + "{" + user + "}:wake"
+	err := b.Client.Eval(ctx, "return redis.call('PUBLISH', ARGV[1], ARGV[2])",
+		[]string{key(b, chat, "marker")}, ch, "marker").Err()
+	require.NoError(t, err)
+	var got []string
+	for {
+		m, err := ps.ReceiveMessage(ctx)
+		require.NoError(t, err)
+		if m.Payload == "marker" {
+			return got
+		}
+		got = append(got, m.Payload)
+	}
+}

@@ -19,7 +19,9 @@ import (
 // the caller names the chat, see [NewID]). Every member, the sender
 // included, has seen nothing, so each one's next [Chats.Fetch] returns
 // message 1. Two round trips: one script in the chat's slot, then one
-// pipeline adding the chat to each member's list (in the members' slots).
+// pipeline adding the chat to each member's list (in the members' slots),
+// each followed by the wake-up of that member's [Chats.Wait] (the sender
+// but), so that a woken Wait finds the chat.
 //
 // A chat id in use gives [ErrExists] and writes nothing. No recipient
 // other than the sender (duplicates count once), more than [MaxMembers]
@@ -34,7 +36,8 @@ func (c *Chats) Create(ctx context.Context, chat, sender string, recipients []st
 	if err != nil {
 		return Message{}, fmt.Errorf("chat: create: %w", err)
 	}
-	args := []any{sender, payload, c.wakePrefix()}
+	args := make([]any, 0, 2+len(members))
+	args = append(args, sender, payload)
 	for _, m := range members {
 		args = append(args, m)
 	}
@@ -52,16 +55,24 @@ func (c *Chats) Create(ctx context.Context, chat, sender string, recipients []st
 	if len(ns) != 3 {
 		return Message{}, fmt.Errorf("chat: create %q: %w: reply %v", chat, ria.ErrCorrupt, r)
 	}
-	cmds := make([]*redis.IntCmd, len(members))
+	// The wake-ups go after the SADDs, in the same pipeline: a Wait woken
+	// by one finds the chat on its user's list (create.lua publishes none).
+	id := strconv.FormatInt(ns[1], 10)
+	adds := make([]*redis.IntCmd, len(members))
+	wakes := make([]*redis.IntCmd, len(members))
 	_, _ = c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, m := range members {
-			cmds[i] = p.SAdd(ctx, c.chatsKey(m), chat)
+			wake := id
+			if m == sender {
+				wake = "" // as a send: the sender is not woken
+			}
+			adds[i], wakes[i] = c.listAdd(ctx, p, m, chat, wake)
 		}
 		return nil
 	})
-	for i, cmd := range cmds {
-		if err := cmd.Err(); err != nil {
-			return Message{}, c.listErr(ctx, "create", chat, members[i], err)
+	for i := range members {
+		if err := c.listAddErr(ctx, "create", chat, members[i], adds[i], wakes[i]); err != nil {
+			return Message{}, err
 		}
 	}
 	return Message{Chat: chat, ID: ns[1], Sender: sender, Time: time.UnixMilli(ns[2]), Payload: payload, codec: c.codec}, nil
@@ -141,9 +152,11 @@ func (c *Chats) Send(ctx context.Context, chat, sender string, v any) (Message, 
 
 // Join adds user to chat (join_chat): they see only the messages sent
 // after they joined. Joining a chat one is a member of changes nothing.
-// Two round trips: a script in the chat's slot, then SADD to the user's
-// list. Both steps are idempotent, so a re-sent or repeated Join is
-// harmless, and it completes a Create or Join cut between its steps.
+// Two round trips: a script in the chat's slot, then one pipeline of SADD
+// to the user's list and a wake-up of the user's [Chats.Wait] (a send
+// between the two steps woke it before the chat was on the list). Both
+// steps are idempotent, so a re-sent or repeated Join is harmless, and it
+// completes a Create or Join cut between its steps.
 //
 // Unknown chats give [ErrNoChat], a chat of [MaxMembers] members that
 // user is not in gives [ErrFull], and nothing is written; a bad id is an
@@ -164,8 +177,50 @@ func (c *Chats) Join(ctx context.Context, chat, user string) error {
 	case -2:
 		return fmt.Errorf("chat: join %q by %q: %d members: %w", chat, user, MaxMembers, ErrFull)
 	}
-	if err := c.rdb.SAdd(ctx, c.chatsKey(user), chat).Err(); err != nil {
-		return c.listErr(ctx, "join", chat, user, err)
+	// A Send between the script and the SADD woke user's Wait, which found
+	// the chat missing from their list: wake it again once it is there.
+	return c.addToList(ctx, "join", chat, user)
+}
+
+// addToList adds chat to user's list and then wakes user's Wait (the wake-up
+// "0"), in one pipeline: one round trip.
+func (c *Chats) addToList(ctx context.Context, op, chat, user string) error {
+	var add, wake *redis.IntCmd
+	_, _ = c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		add, wake = c.listAdd(ctx, p, user, chat, "0")
+		return nil
+	})
+	return c.listAddErr(ctx, op, chat, user, add, wake)
+}
+
+// listAdd queues on p the SADD of chat to user's list, then, unless wake
+// is "", the PUBLISH of wake on user's wake-up channel. PUBLISH has no key
+// for go-redis, which would send it to any node of a Cluster (in a
+// pipeline of its own, maybe before the SADD): it is routed by its
+// channel, <prefix>{<user>}:wake, in the user's slot, so it follows the
+// SADD on the same connection, and a Wait it wakes finds the chat on the
+// list.
+func (c *Chats) listAdd(ctx context.Context, p redis.Pipeliner, user, chat, wake string) (add, pub *redis.IntCmd) {
+	add = p.SAdd(ctx, c.chatsKey(user), chat)
+	if wake == "" {
+		return add, nil
+	}
+	pub = redis.NewIntCmd(ctx, "publish", c.wakeChannel(user), wake)
+	pub.SetFirstKeyPos(1)
+	_ = p.Process(ctx, pub)
+	return add, pub
+}
+
+// listAddErr maps the errors of listAdd's commands (pub may be nil).
+func (c *Chats) listAddErr(ctx context.Context, op, chat, user string, add, pub *redis.IntCmd) error {
+	if err := add.Err(); err != nil {
+		return c.listErr(ctx, op, chat, user, err)
+	}
+	if pub == nil {
+		return nil
+	}
+	if err := pub.Err(); err != nil {
+		return fmt.Errorf("chat: %s %q: wake %q: %w", op, chat, user, script.Unknown(err))
 	}
 	return nil
 }
@@ -185,8 +240,9 @@ func (c *Chats) listErr(ctx context.Context, op, chat, user string, err error) e
 // re-sent or repeated Leave is harmless and completes the deletion. Three
 // round trips: a script in the chat's slot, SREM from the user's list,
 // then ZSCORE of the user in the chat; when a Join of the same user has
-// made them a member again meanwhile (another device), a fourth, SADD,
-// puts the chat back on their list.
+// made them a member again meanwhile (another device), a fourth, SADD
+// with a wake-up of their [Chats.Wait] in one pipeline, puts the chat back
+// on their list.
 //
 // A bad id is an error; a chat key of another Redis type gives a
 // *ria.KeyError and nothing is written.
@@ -211,10 +267,9 @@ func (c *Chats) Leave(ctx context.Context, chat, user string) error {
 		return fmt.Errorf("chat: leave %q: membership: %w", chat,
 			script.Unknown(script.WrongType(ctx, c.rdb, err, members, "chat members", "zset")))
 	}
-	if err := c.rdb.SAdd(ctx, c.chatsKey(user), chat).Err(); err != nil {
-		return c.listErr(ctx, "leave", chat, user, err)
-	}
-	return nil
+	// A Send since our SREM woke user's Wait, which found the chat missing:
+	// wake it again once it is back on the list.
+	return c.addToList(ctx, "leave", chat, user)
 }
 
 func checkPair(chat, user string) error {

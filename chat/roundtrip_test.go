@@ -1,12 +1,15 @@
 package chat_test
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ria-go/ria/chat"
 	"github.com/ria-go/ria/internal/redistest"
 )
 
@@ -71,6 +74,45 @@ func TestRoundTrips(t *testing.T) {
 				continue
 			}
 			assert.Equal(t, c.want, rt, "round trips of %s", c.op)
+		}
+	})
+}
+
+// Round trips of a file, as the package doc states them: SendFile 1 to
+// start (open and announce), 1 per chunk, 1 per wait, 1 for the end; a
+// read 1 to open, 1 per chunk, 1 per wait, 1 answered end of file. A
+// one-chunk file the window holds, read once complete: 3 and 3.
+func TestRoundTrips_files(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		cs := newChats(t, b, nil)
+		_, err := cs.Create(ctx, "c", "s", []string{"r"}, "hi")
+		require.NoError(t, err)
+		send := func(data []byte) string {
+			id, err := cs.SendFile(ctx, "c", "s", "f", bytes.NewReader(data))
+			require.NoError(t, err)
+			return id
+		}
+		read := func(id string, data []byte) {
+			fr, err := cs.OpenFile(ctx, "c", "r", id)
+			require.NoError(t, err)
+			got, err := io.ReadAll(fr)
+			require.NoError(t, err)
+			require.Equal(t, data, got)
+		}
+		one := bytes.Repeat([]byte{'x'}, chat.ChunkSize)
+		three := bytes.Repeat([]byte{'y'}, 2*chat.ChunkSize+1)
+		read(send(one), one) // loads the scripts
+
+		for _, c := range []struct {
+			data   []byte
+			chunks int64
+		}{{one, 1}, {three, 3}} {
+			var id string
+			sendRT, _ := b.Count.Delta(func() { id = send(c.data) })
+			readRT, _ := b.Count.Delta(func() { read(id, c.data) })
+			assert.Equal(t, 1+c.chunks+1, sendRT, "round trips of SendFile of %d chunks, no wait", c.chunks)
+			assert.Equal(t, 1+c.chunks+1, readRT, "round trips of reading a file of %d chunks, no wait", c.chunks)
 		}
 	})
 }

@@ -88,6 +88,7 @@ func TestWrongTypes_files(t *testing.T) {
 		cs := newChats(t, b, nil)
 		members := redistest.KeyRole{Key: key(b, "c", "members"), Type: "zset", Role: "chat members"}
 		files := redistest.KeyRole{Key: key(b, "c", "files"), Type: "set", Role: "chat files"}
+		msgs := redistest.KeyRole{Key: key(b, "c", "msgs"), Type: "zset", Role: "chat messages"}
 		setup := func() {
 			_, err := cs.Create(ctx, "c", "a", []string{"b"}, "hi")
 			require.NoError(t, err)
@@ -96,7 +97,7 @@ func TestWrongTypes_files(t *testing.T) {
 			b.CheckWrongTypes(t, setup, func() error {
 				_, err := cs.SendFile(ctx, "c", "a", "f", strings.NewReader("data"))
 				return err
-			}, members, files)
+			}, members, files, msgs)
 		})
 		t.Run("Files", func(t *testing.T) {
 			b.CheckWrongTypes(t, setup, func() error { _, err := cs.Files(ctx, "c"); return err }, files)
