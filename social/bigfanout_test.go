@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -333,5 +334,72 @@ func TestNetwork_unfollowDuringBatch(t *testing.T) {
 				assert.Equal(t, []string{st.ID}, home, f)
 			}
 		}
+	})
+}
+
+// On a Cluster a fan-out's deliver.lua does not read the status HASH (it
+// lives in another slot): only the follower's tombstone stops a feed that
+// reaches the follower after the delete's clean. Tombstones are kept for
+// the tombstone TTL, however many: a later delete cleaned meanwhile (with
+// a timeline cap of 1) does not evict it, and the held feed skips the
+// follower, instead of putting the deleted status back into its home
+// timeline, where no clean would ever remove it.
+func TestNetwork_deleteDuringFanout_tombstoneOutlivesLaterDeletes(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		if b.Kind != redistest.Cluster {
+			t.Skip("feed.lua on one server reads the status HASH")
+		}
+		ctx := t.Context()
+		const capacity = 1
+		n, g := newNet(t, b, b.Client, social.WithTimelineCap(capacity))
+		a, f := mustUser(t, n, "a"), mustUser(t, n, "f")
+		mustFollow(t, n, f, a)
+		mustPost(t, n, a, "warm") // caches the scripts
+		drain(t, n, g)
+
+		homeKey := key(b, f, "home")
+		gate := redistest.NewGate(func(cmds []redis.Cmder) bool {
+			for _, c := range cmds {
+				for _, arg := range c.Args() {
+					if s, ok := arg.(string); ok && s == homeKey && strings.HasPrefix(fmt.Sprint(c.Args()[0]), "eval") {
+						return true
+					}
+				}
+			}
+			return false
+		})
+		rdb, _ := b.NewClient()
+		rdb.AddHook(gate)
+		held, _ := newNet(t, b, rdb, social.WithTimelineCap(capacity))
+		hold := gate.Arm()
+		var st social.Status
+		posted := make(chan error, 1)
+		go func() {
+			var err error
+			st, err = held.Post(ctx, a, "deleted soon")
+			posted <- err
+		}()
+		hold.Entered() // the status is stored; its feed of f is on its way
+		last, err := b.Client.ZRevRange(ctx, key(b, a, "profile"), 0, 0).Result()
+		require.NoError(t, err)
+		require.Len(t, last, 1)
+		s := last[0]
+		require.NoError(t, n.Delete(ctx, a, s))
+		drain(t, n, g) // the clean leaves a tombstone of s at f
+		// More statuses deleted and cleaned: their tombstones (more than
+		// the cap) do not evict s's.
+		for range 3 {
+			other := mustPost(t, n, a, "another")
+			drain(t, n, g)
+			require.NoError(t, n.Delete(ctx, a, other.ID))
+			drain(t, n, g)
+		}
+		hold.Release()
+		require.NoError(t, <-posted)
+		require.Equal(t, s, st.ID)
+
+		home, err := b.Client.ZRange(ctx, homeKey, 0, -1).Result()
+		require.NoError(t, err)
+		assert.NotContains(t, home, s, "deleted status %s is back in f's home timeline, and no clean will remove it", s)
 	})
 }

@@ -6,7 +6,11 @@
 -- (script.Send). It feeds only a timeline whose
 -- owner still follows the author (or whose list still holds it) and that
 -- has no tombstone for the status (a clean of the status ran first there),
--- then trims it. Naturally idempotent: a re-send (or a re-run of the
+-- then trims it. The status HASH is in another slot: the tombstone is the
+-- only guard against a delete that ran after the fan-out read the status,
+-- and clean.lua keeps it for the tombstone TTL whatever the number of
+-- later tombstones (see "Deletes and tombstones" in doc.go). Naturally
+-- idempotent: a re-send (or a re-run of the
 -- fan-out task) adds the same member with the same score.
 -- First it reads (ZCARD, ZSCORE x2, HMGET when inactive users are on),
 -- which checks the types (and hints) of every key of every target; only

@@ -33,7 +33,7 @@
 // the status at once for every reader (a page shows only statuses whose
 // HASH exists) and a [TaskClean] task removes it from the followers'
 // timelines batch by batch, leaving a tombstone so that a fan-out still
-// running skips it. [Network.Refill] rebuilds a home timeline from the
+// running skips it (see "Deletes and tombstones"). [Network.Refill] rebuilds a home timeline from the
 // followed users' profiles (refill_timeline). (With a status cache,
 // "at once" becomes "once the invalidation arrives": see "Status cache".)
 //
@@ -47,9 +47,11 @@
 // declare: Redis allows it on one server; a server that refuses them, such
 // as Dragonfly by default, needs its "allow undeclared keys" setting). It
 // reads whether the status HASH exists instead of each follower's
-// tombstones: tombstones are written only for a deleted status (by its
-// clean, or by a follow it raced), so none can exist while the status
-// does, and a deleted status is fed to nobody. A clean ([Network.Clean])
+// tombstones, and a deleted status is fed to nobody: tombstones are
+// written for a deleted status (by its clean, or by a follow it raced),
+// and by a follow for a status trimmed from the followed user's profile
+// during the follow, whose fan-out is over (on a Cluster such a tombstone
+// makes a later [Network.Syndicate] of that status skip that follower). A clean ([Network.Clean])
 // of a status whose number is above its author's last (not posted yet)
 // writes no tombstone: the status may be posted later. A follower's following and tombstones keys are then not
 // read by the fan-out (one of another type is not reported there; the
@@ -132,6 +134,31 @@
 // feeds a timeline that did not ask for it, and a half-done unfollow (the
 // followed side written first) stops feeding at once.
 //
+// # Deletes and tombstones
+//
+// On one server a feed reads the status HASH in the same script as it
+// writes, so a deleted status is never fed. Elsewhere the HASH is in the
+// author's slot and the feed in the follower's, so a fan-out step (Post's
+// first batch, a [TaskFanout] task) reads that the status exists, then
+// feeds; a Delete and its clean can run in between. The clean leaves a
+// tombstone in each follower's (or list owner's) slot, and the feed skips
+// a timeline holding the status's tombstone. Tombstones are kept by age,
+// never by count: each for [WithTombstoneTTL] (default
+// [DefaultTombstoneTTL], 24 hours) from its clean, however many deletes
+// are cleaned meanwhile; the clean drops older ones, and a follower's
+// tombstones ZSET expires a TTL after its last tombstone (memory: the
+// tombstones of the deletes cleaned from a follower's timelines in the
+// last TTL). The guarantee: a feed that reaches Redis less than the TTL
+// after its fan-out step read that the status existed does not put back a
+// status deleted meanwhile. A go-redis re-send of a feed reaches Redis
+// within the client's timeouts; a crashed or retried task reads the
+// status again before it feeds, and skips it when deleted. Only a process
+// stalled for longer than the TTL between that read and its feed (a
+// frozen VM, SIGSTOP) can put a deleted status back into a timeline on a
+// Cluster or Ring; pages still skip it (its HASH is gone) and the cap
+// trims it. A follow's copy and a refill skip tombstoned statuses the
+// same way, within the same bound.
+//
 // Between the second and third steps a reader sees the followee in the
 // follower's following and counts but not yet the follower in the followed
 // user's followers; a crash there leaves exactly that, and repeating
@@ -154,7 +181,9 @@
 // that a [Filter] matches (a sample, tracked phrases, followed users,
 // location boxes: the book's 8.5 filters), as a channel;
 // [Network.StreamHandler] serves them as newline-delimited JSON over HTTP
-// and stops when the client goes. Every Post and Delete publishes one
+// and stops when the client goes; a client's query narrows the handler's
+// filter (a status must match both), never widens it, and its sample can
+// only lower the handler's. Every Post and Delete publishes one
 // message to one of [StreamShards] channels chosen by the author; on a
 // Cluster they are sharded channels (SPUBLISH, SSUBSCRIBE) spread over the
 // masters; on a *redis.Ring each channel lives on the shard the ring maps
@@ -242,7 +271,8 @@
 // Followers and Following 1, CreateList 1, AddToList 3 (or 4, as Follow),
 // RemoveFromList 3, DeleteList 1 plus 2 per 500 members (1 per node for
 // the members' sides), ListPage as Page, ListMembers and Lists 1, Refill 1
-// per 500 followed users plus 1 per node per 500 plus 1, a fan-out or
+// per 500 followed users (at least 1: 2 in all for a user following
+// nobody) plus 1 per node per 500 plus 1, a fan-out or
 // clean task 2 plus 1 per node. With [WithInactiveAfter], a home Page
 // records the read in the same script (elsewhere in its first read), plus
 // 1 to enqueue when it reports [ErrRegenerating], plus 1 more when the
@@ -263,7 +293,8 @@
 //	<prefix>{<uid>}:home        ZSET status IDs of followed users by post time
 //	<prefix>{<uid>}:followers   ZSET follower IDs by follow sequence number
 //	<prefix>{<uid>}:following   ZSET followed IDs by follow time (ms)
-//	<prefix>{<uid>}:gone        ZSET tombstones of deleted statuses cleaned from home and list timelines
+//	<prefix>{<uid>}:gone        ZSET tombstones of deleted statuses cleaned from home and list timelines,
+//	                            by clean time (ms), kept WithTombstoneTTL (the key expires then too)
 //	<prefix>{<uid>}:lists       ZSET the user's list names by creation time (ms)
 //	<prefix>{<uid>}:list:<l>:members   ZSET member IDs of list l by time added (ms)
 //	<prefix>{<uid>}:list:<l>:timeline  ZSET status IDs of list l's members by post time

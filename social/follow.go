@@ -118,13 +118,13 @@ func (n *Network) copyNew(ctx context.Context, author, tl, members, gone, kind s
 	if !ok || len(arr) < 2 || len(arr)%2 != 0 {
 		return fmt.Errorf("script %s: unexpected reply %v", s.Name(), v)
 	}
-	args := []any{author, n.cap, kind, 0}
+	args := []any{author, n.cap, kind, n.tombTTL.Milliseconds(), 0}
 	for i := 2; i < len(arr); i += 2 {
 		if !slices.Contains(seen, arr[i]) { // the first step read it: copied
 			args = append(args, arr[i], arr[i+1])
 		}
 	}
-	args[3] = (len(args) - 4) / 2
+	args[4] = (len(args) - 5) / 2
 	if window != nil {
 		now := make(map[any]bool, len(window))
 		for _, id := range window {
@@ -136,7 +136,7 @@ func (n *Network) copyNew(ctx context.Context, author, tl, members, gone, kind s
 			}
 		}
 	}
-	if len(args) == 4 {
+	if len(args) == 5 {
 		return nil
 	}
 	_, err := copyScript.Run(ctx, n.rdb, []string{tl, members, gone}, args...)
@@ -217,11 +217,14 @@ const refillChunk = 500
 // it follows (refill_timeline): after an unfollow emptied it, or for a
 // timeline that lost entries. The most recent statuses, up to the cap, of
 // all followed users are merged into it; statuses already there stay. It
-// returns the timeline's length. Round trips: 1 per 500 followed users to
-// list them, 1 per node per 500 followed users to read their profiles, and
-// 1 for the script that adds the statuses (only of users still followed
-// then, and not cleaned since). Not a snapshot: a status posted or deleted
-// meanwhile is handled by its own fan-out or clean.
+// returns the timeline's length. Round trips: 1 per 500 followed users
+// (at least 1) to list them (the first also counts them, so a last chunk
+// of exactly 500 ends the listing), 1 per node per 500 followed users to
+// read their profiles, and 1 for the script that adds the statuses (only
+// of users still followed then, and not cleaned since; it runs for a user
+// following nobody too, and trims the timeline). Not a snapshot: a status
+// posted or deleted meanwhile is handled by its own fan-out or clean, and
+// a user followed meanwhile copied its statuses itself.
 func (n *Network) Refill(ctx context.Context, uid string) (int64, error) {
 	uid, err := checkUID("user", uid)
 	if err != nil {
@@ -232,8 +235,24 @@ func (n *Network) Refill(ctx context.Context, uid string) (int64, error) {
 		score      float64
 	}
 	var best []entry
+	var total int64 // the followed users' count, read with the first chunk
 	for start := int64(0); ; start += refillChunk {
-		authors, err := n.rdb.ZRange(ctx, n.followingKey(uid), start, start+refillChunk-1).Result()
+		var authors []string
+		var err error
+		if start == 0 {
+			// The count with the first chunk (no extra round trip), so
+			// that a full last chunk ends the loop without one more read.
+			var zr *redis.StringSliceCmd
+			var zc *redis.IntCmd
+			_, err = n.rdb.Pipelined(ctx, func(pl redis.Pipeliner) error {
+				zr = pl.ZRange(ctx, n.followingKey(uid), 0, refillChunk-1)
+				zc = pl.ZCard(ctx, n.followingKey(uid))
+				return nil
+			})
+			authors, total = zr.Val(), zc.Val()
+		} else {
+			authors, err = n.rdb.ZRange(ctx, n.followingKey(uid), start, start+refillChunk-1).Result()
+		}
 		if err != nil {
 			return 0, fmt.Errorf("social: refill %q: %w", uid, script.WrongType(ctx, n.rdb, err, n.followingKey(uid), "social following", "zset"))
 		}
@@ -262,7 +281,9 @@ func (n *Network) Refill(ctx context.Context, uid string) (int64, error) {
 		}
 		slices.SortFunc(best, func(a, b entry) int { return cmp.Compare(b.score, a.score) })
 		best = best[:min(len(best), n.cap)]
-		if len(authors) < refillChunk {
+		// Users followed after the count was read copied their own
+		// statuses when they were followed.
+		if len(authors) < refillChunk || start+refillChunk >= total {
 			break
 		}
 	}

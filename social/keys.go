@@ -31,7 +31,8 @@ func (n *Network) followersKey(uid string) string { return n.ks.Key(uid, "follow
 func (n *Network) followingKey(uid string) string { return n.ks.Key(uid, "following") }
 
 // goneKey is the ZSET of the tombstones of statuses cleaned from the user's
-// home timeline, by clean time (ms), capped at the timeline cap.
+// home timeline and lists, by clean time (ms), each kept for the tombstone
+// TTL (WithTombstoneTTL); the key expires a TTL after its last write.
 func (n *Network) goneKey(uid string) string { return n.ks.Key(uid, "gone") }
 
 // onceKey is a new reply record key of a once-script run in uid's slot.

@@ -560,7 +560,7 @@ func (n *Network) cleanTask(ctx context.Context, p pass) error {
 	for i, g := range groups {
 		keys := make([]string, 0, 2*len(g))
 		args := make([]any, 0, 2+len(g))
-		args = append(args, p.Status, n.cap)
+		args = append(args, p.Status, n.tombTTL.Milliseconds())
 		for _, f := range g {
 			tl, _, gone, kind := n.feedKeys(f)
 			keys = append(keys, tl, gone)

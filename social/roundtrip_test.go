@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -128,5 +129,47 @@ func TestNetwork_roundTrips(t *testing.T) {
 		require.NoError(t, err)
 		check("DeleteList, 1 member", 3, 3, func() { require.NoError(t, n.DeleteList(ctx, "new", "l")) })
 		drain(t, n, g)
+	})
+}
+
+// Refill's round trips, exactly as the package doc states them: 1 per 500
+// followed users (at least 1) to list them, 1 per node per 500 to read
+// their profiles, 1 for the script. The first listing also counts them,
+// so a followed count that is an exact multiple of 500 costs no listing
+// after the last full chunk.
+func TestNetwork_Refill_roundTrips(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		nodes := int64(1)
+		if b.Kind == redistest.Cluster {
+			nodes = 3 // 500 followed users' profiles reach every master
+		}
+		n, _ := newNet(t, b, b.Client)
+		for _, c := range []struct {
+			following int
+			want      int64
+		}{
+			{0, 1 + 1},
+			{1, 1 + 1 + 1},
+			{500, 1 + nodes + 1},
+			{501, 2 + nodes + 1 + 1}, // the last chunk's one profile: one node
+			{1000, 2 + 2*nodes + 1},
+		} {
+			u := mustUser(t, n, fmt.Sprint("u", c.following))
+			zs := make([]redis.Z, c.following)
+			for i := range zs {
+				zs[i] = redis.Z{Score: float64(i), Member: fmt.Sprint("x", i)}
+			}
+			if len(zs) > 0 {
+				require.NoError(t, b.Client.ZAdd(ctx, key(b, u, "following"), zs...).Err())
+			}
+			_, err := n.Refill(ctx, u) // caches the script
+			require.NoError(t, err)
+			rt, _ := b.Count.Delta(func() {
+				_, err = n.Refill(ctx, u)
+			})
+			require.NoError(t, err)
+			assert.Equal(t, c.want, rt, "Refill of a user following %d users: round trips", c.following)
+		}
 	})
 }

@@ -195,6 +195,7 @@ type options struct {
 	first  *int // nil: batch
 	queue  string
 	idle   time.Duration
+	tomb   time.Duration
 	// status cache (WithStatusCache): size 0 is off
 	cacheSize  int
 	cacheStale time.Duration
@@ -233,6 +234,28 @@ const MaxInactiveAfter = 365 * 24 * time.Hour
 // between a millisecond and [MaxInactiveAfter].
 func WithInactiveAfter(d time.Duration) Option { return func(o *options) { o.idle = d } }
 
+// DefaultTombstoneTTL is how long a follower keeps the tombstone of a
+// deleted status cleaned from its timelines unless [WithTombstoneTTL] says
+// otherwise; MinTombstoneTTL and MaxTombstoneTTL bound it.
+const (
+	DefaultTombstoneTTL = 24 * time.Hour
+	MinTombstoneTTL     = time.Minute
+	MaxTombstoneTTL     = 30 * 24 * time.Hour
+)
+
+// WithTombstoneTTL sets how long a tombstone is kept: the tombstone that
+// the clean of a deleted status leaves at each follower (and list) it
+// cleans, so that a fan-out of the status still running skips that
+// timeline. It bounds how late a fan-out step may reach Redis: a feed of a
+// deleted status that reaches a follower more than d after the fan-out
+// read that the status existed can put it back into that timeline on a
+// Cluster or Ring (pages still skip it, as its HASH is gone, and the cap
+// trims it); see "Deletes and tombstones" in the package doc. A follower
+// keeps the tombstones of the deletes cleaned from its timelines in the
+// last d, however many. d is between [MinTombstoneTTL] and
+// [MaxTombstoneTTL]. Default: [DefaultTombstoneTTL].
+func WithTombstoneTTL(d time.Duration) Option { return func(o *options) { o.tomb = d } }
+
 // MaxStatusCache is the largest [WithStatusCache] size, and
 // MaxStatusCacheStale its longest max staleness.
 const (
@@ -266,7 +289,9 @@ type Network struct {
 	first int // followers fed by Post itself
 	queue string
 	idle  time.Duration
-	near  *near.Cache // the status cache (WithStatusCache), or nil
+	// tombTTL is how long tombstones are kept (WithTombstoneTTL).
+	tombTTL time.Duration
+	near    *near.Cache // the status cache (WithStatusCache), or nil
 }
 
 // New returns a Network on rdb whose deferred fan-out and clean tasks go
@@ -274,7 +299,7 @@ type Network struct {
 // [Network.Handle] to carry them out). It returns an error for a nil
 // client or group, a prefix holding '{' or '}', or an option out of range.
 func New(rdb Client, tasks *queue.Group, opts ...Option) (*Network, error) {
-	o := options{prefix: "social:", cap: DefaultTimelineCap, batch: DefaultFanoutBatch, queue: DefaultQueue}
+	o := options{prefix: "social:", cap: DefaultTimelineCap, batch: DefaultFanoutBatch, queue: DefaultQueue, tomb: DefaultTombstoneTTL}
 	if err := option.Apply(&o, opts); err != nil {
 		return nil, fmt.Errorf("social: new: %w", err)
 	}
@@ -293,6 +318,8 @@ func New(rdb Client, tasks *queue.Group, opts ...Option) (*Network, error) {
 		return nil, errors.New("social: new: queue name: empty name")
 	case o.idle != 0 && (o.idle < time.Millisecond || o.idle > MaxInactiveAfter):
 		return nil, fmt.Errorf("social: new: inactive after %v: must be 0 or between 1ms and %v", o.idle, MaxInactiveAfter)
+	case o.tomb < MinTombstoneTTL || o.tomb > MaxTombstoneTTL:
+		return nil, fmt.Errorf("social: new: tombstone TTL %v: must be between %v and %v", o.tomb, MinTombstoneTTL, MaxTombstoneTTL)
 	case o.cacheGiven && (o.cacheSize < 1 || o.cacheSize > MaxStatusCache):
 		return nil, fmt.Errorf("social: new: status cache size %d: must be between 1 and %d", o.cacheSize, MaxStatusCache)
 	case o.cacheGiven && (o.cacheStale < time.Millisecond || o.cacheStale > MaxStatusCacheStale):
@@ -305,7 +332,7 @@ func New(rdb Client, tasks *queue.Group, opts ...Option) (*Network, error) {
 	if o.first != nil {
 		first = *o.first
 	}
-	n := &Network{rdb: rdb, tasks: tasks, ks: keys.New(o.prefix), cap: o.cap, batch: o.batch, first: first, queue: o.queue, idle: o.idle}
+	n := &Network{rdb: rdb, tasks: tasks, ks: keys.New(o.prefix), cap: o.cap, batch: o.batch, first: first, queue: o.queue, idle: o.idle, tombTTL: o.tomb}
 	if o.cacheGiven {
 		sub, err := near.SubscriberOf(rdb)
 		if err != nil {

@@ -223,7 +223,8 @@ func TestNetwork_badInput(t *testing.T) {
 		assert.Error(t, err)
 		for _, o := range []social.Option{social.WithPrefix("a{"), social.WithTimelineCap(0), social.WithTimelineCap(social.MaxTimelineCap + 1),
 			social.WithFanoutBatch(0), social.WithFirstPass(-1), social.WithFirstPass(social.MaxFanoutBatch + 1), social.WithQueue(""), social.WithInactiveAfter(-time.Second),
-			social.WithInactiveAfter(time.Microsecond), social.WithInactiveAfter(social.MaxInactiveAfter + time.Hour)} {
+			social.WithInactiveAfter(time.Microsecond), social.WithInactiveAfter(social.MaxInactiveAfter + time.Hour),
+			social.WithTombstoneTTL(0), social.WithTombstoneTTL(social.MinTombstoneTTL - time.Millisecond), social.WithTombstoneTTL(social.MaxTombstoneTTL + time.Hour)} {
 			_, g := newNet(t, b, b.Client)
 			_, err := social.New(b.Client, g, o)
 			assert.Error(t, err)

@@ -212,6 +212,11 @@ func (n *Network) Subscribe(ctx context.Context, f Filter) (<-chan Event, error)
 	if err != nil {
 		return nil, fmt.Errorf("social: subscribe: %w", err)
 	}
+	return n.subscribe(ctx, m.match)
+}
+
+// subscribe is [Network.Subscribe] with the filter as a function.
+func (n *Network) subscribe(ctx context.Context, match func(Status) bool) (<-chan Event, error) {
 	chans := make([]string, StreamShards)
 	for i := range chans {
 		chans[i] = n.ks.Key("s"+strconv.Itoa(i), "stream")
@@ -264,7 +269,7 @@ func (n *Network) Subscribe(ctx context.Context, f Filter) (<-chan Event, error)
 			defer func() { done <- struct{}{} }()
 			for msg := range s.Channel(redis.WithChannelSize(1024)) {
 				var e Event
-				if json.Unmarshal([]byte(msg.Payload), &e) != nil || !m.match(e.Status) {
+				if json.Unmarshal([]byte(msg.Payload), &e) != nil || !match(e.Status) {
 					continue
 				}
 				select {
@@ -289,20 +294,21 @@ func (n *Network) Subscribe(ctx context.Context, f Filter) (<-chan Event, error)
 // StreamHandler returns an http.Handler that streams the statuses f
 // matches to each client as newline-delimited JSON (one [Event] per
 // line, flushed as it comes), until the client disconnects. The query
-// may narrow f for one client: track=phrase and follow=user (repeated),
-// sample=0.1, locations=south,west,north,east (repeated). A bad query is
-// answered 400.
+// may narrow f for one client, never widen it: track=phrase and
+// follow=user (repeated) and locations=south,west,north,east (repeated)
+// make a second [Filter], and a status is sent when it matches both f and
+// that filter (which matches any of its terms, as a Filter does);
+// sample=0.1 can lower f's sample, not raise it (the status must fall in
+// both samples, which share one hash: the smaller wins; sample=0 keeps
+// f's). An empty query serves f as it is. A bad query is answered 400.
 func (n *Network) StreamHandler(f Filter) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		cf, err := queryFilter(f, r)
-		if err == nil {
-			_, err = cf.compile()
-		}
+		match, err := handlerMatch(f, r)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		events, err := n.Subscribe(r.Context(), cf)
+		events, err := n.subscribe(r.Context(), match)
 		if err != nil {
 			http.Error(w, "subscribe: "+err.Error(), http.StatusServiceUnavailable)
 			return
@@ -325,11 +331,33 @@ func (n *Network) StreamHandler(f Filter) http.Handler {
 	})
 }
 
-// queryFilter returns f narrowed by the query of r.
-func queryFilter(f Filter, r *http.Request) (Filter, error) {
+// handlerMatch returns the filter of one client of a stream handler: f,
+// and the filter of r's query too when the query sets any (see
+// [Network.StreamHandler]).
+func handlerMatch(f Filter, r *http.Request) (func(Status) bool, error) {
+	m, err := f.compile()
+	if err != nil {
+		return nil, fmt.Errorf("handler filter: %w", err)
+	}
+	qf, err := queryFilter(r)
+	if err != nil {
+		return nil, err
+	}
+	q, err := qf.compile()
+	if err != nil {
+		return nil, err
+	}
+	if q.sample == 0 && len(q.track) == 0 && q.follow == nil && len(q.boxes) == 0 {
+		return m.match, nil
+	}
+	return func(s Status) bool { return m.match(s) && q.match(s) }, nil
+}
+
+// queryFilter returns the filter that the query of r sets (the zero
+// Filter for an empty query).
+func queryFilter(r *http.Request) (Filter, error) {
 	q := r.URL.Query()
-	f.Track = append(f.Track[:len(f.Track):len(f.Track)], q["track"]...)
-	f.Follow = append(f.Follow[:len(f.Follow):len(f.Follow)], q["follow"]...)
+	f := Filter{Track: q["track"], Follow: q["follow"]}
 	if s := q.Get("sample"); s != "" {
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil {
@@ -350,7 +378,7 @@ func queryFilter(f Filter, r *http.Request) (Filter, error) {
 			}
 			*dst = v
 		}
-		f.Locations = append(f.Locations[:len(f.Locations):len(f.Locations)], b)
+		f.Locations = append(f.Locations, b)
 	}
 	return f, nil
 }

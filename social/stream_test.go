@@ -228,3 +228,100 @@ func TestStream_ring(t *testing.T) {
 		}
 	}
 }
+
+// streamIDs reads the stream handler's response body until it has sent
+// the status last (or ended), and returns the IDs of the statuses sent.
+func streamIDs(t *testing.T, body *bufio.Scanner, last string) []string {
+	t.Helper()
+	var got []string
+	for body.Scan() {
+		var e social.Event
+		require.NoError(t, json.Unmarshal(body.Bytes(), &e))
+		got = append(got, e.Status.ID)
+		if e.Status.ID == last {
+			break
+		}
+	}
+	return got
+}
+
+// streamGet opens the stream of srv with query q.
+func streamGet(t *testing.T, srv *httptest.Server, q string) *bufio.Scanner {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	t.Cleanup(cancel)
+	req, err := http.NewRequestWithContext(ctx, "GET", srv.URL+"?"+q, nil)
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = resp.Body.Close() })
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	return bufio.NewScanner(resp.Body)
+}
+
+// The query of a stream handler narrows the handler's filter, never
+// widens it: a server that serves only ann's statuses does not send bob's
+// to a client asking ?track=hello (the query's terms are ANDed with the
+// server's, not added to them), nor to one asking ?follow=bob&follow=ann.
+func TestStream_handlerQueryNarrowsOnly(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		n, _ := newNet(t, b, b.Client)
+		mustUser(t, n, "ann")
+		// bob's stream channel is ann's: bob's status, posted first,
+		// arrives first, so the reads below that end with ann's have seen it.
+		bob := "bob"
+		for i := 0; crc32.ChecksumIEEE([]byte(bob))%social.StreamShards != crc32.ChecksumIEEE([]byte("ann"))%social.StreamShards; i++ {
+			bob = fmt.Sprint("bob", i)
+		}
+		mustUser(t, n, bob)
+		srv := httptest.NewServer(n.StreamHandler(social.Filter{Follow: []string{"ann"}}))
+		t.Cleanup(srv.Close) // after the streams' cancels (cleanups run last first)
+		track := streamGet(t, srv, "track=hello")
+		follow := streamGet(t, srv, "follow="+bob+"&follow=ann")
+		all := streamGet(t, srv, "")
+
+		bobs := mustPost(t, n, bob, "hello world")
+		annBye := mustPost(t, n, "ann", "goodbye from ann")
+		anns := mustPost(t, n, "ann", "hello from ann")
+		// bob's status is not sent, nor ann's without "hello"; the
+		// statuses of one author arrive in order, so ann's last ends it.
+		assert.Equal(t, []string{anns.ID}, streamIDs(t, track, anns.ID), "?track=hello of an ann-only stream")
+		assert.Equal(t, []string{annBye.ID, anns.ID}, streamIDs(t, all, anns.ID), "no query: the handler's filter")
+		assert.NotContains(t, streamIDs(t, follow, anns.ID), bobs.ID, "?follow=bob&follow=ann of an ann-only stream")
+	})
+}
+
+// A client's sample can lower the handler's, not raise it: a handler
+// sampling half the statuses sends no status outside that half to a
+// client asking ?sample=1, and a client asking ?sample=0.2 gets only the
+// statuses in both samples.
+func TestStream_handlerQuerySample(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		n, _ := newNet(t, b, b.Client)
+		mustUser(t, n, "ann")
+		srv := httptest.NewServer(n.StreamHandler(social.Filter{Sample: 0.5}))
+		t.Cleanup(srv.Close) // after the streams' cancels (cleanups run last first)
+		raise := streamGet(t, srv, "sample=1")
+		lower := streamGet(t, srv, "sample=0.2")
+		in := func(id string, s float64) bool { return float64(crc32.ChecksumIEEE([]byte(id)))/(1<<32) < s }
+		var want5, want2 []string
+		outside := 0
+		for range 40 {
+			st := mustPost(t, n, "ann", "hello")
+			switch {
+			case in(st.ID, 0.2):
+				want2 = append(want2, st.ID)
+				want5 = append(want5, st.ID)
+			case in(st.ID, 0.5):
+				want5 = append(want5, st.ID)
+			default:
+				outside++
+			}
+		}
+		require.NotEmpty(t, want2)
+		require.Less(t, len(want2), len(want5))
+		require.Positive(t, outside)
+		assert.Equal(t, want5, streamIDs(t, raise, want5[len(want5)-1]), "?sample=1 of a half-sampled stream")
+		assert.Equal(t, want2, streamIDs(t, lower, want2[len(want2)-1]), "?sample=0.2 of a half-sampled stream")
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -111,5 +112,42 @@ func TestNetwork_regenerate_shortLogins(t *testing.T) {
 			drain(t, n, g)
 			assert.Equal(t, []string{st.ID}, page(t, n, u, social.Home, 10), login)
 		}
+	})
+}
+
+// A clean keeps a follower's tombstones by age, not by count: it drops
+// those older than the tombstone TTL (server time), keeps the others
+// however many there are (more than the timeline cap here), and the
+// tombstones ZSET expires a TTL after its last tombstone, so a follower
+// that sees no more deletes keeps none.
+func TestNetwork_Clean_tombstoneTTL(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		const ttl = time.Hour
+		n, g := newNet(t, b, b.Client, social.WithTimelineCap(1), social.WithTombstoneTTL(ttl))
+		a, f := mustUser(t, n, "a"), mustUser(t, n, "f")
+		mustFollow(t, n, f, a)
+		now, err := b.Client.Time(ctx).Result()
+		require.NoError(t, err)
+		ms := now.UnixMilli()
+		gone := key(b, f, "gone")
+		require.NoError(t, b.Client.ZAdd(ctx, gone,
+			redis.Z{Score: float64(ms - ttl.Milliseconds() - 1000), Member: "old:1"},
+			redis.Z{Score: float64(ms - ttl.Milliseconds() + 60_000), Member: "recent:1"},
+			redis.Z{Score: float64(ms - 1000), Member: "recent:2"}).Err())
+		var deleted []string
+		for range 2 {
+			st := mustPost(t, n, a, "deleted")
+			require.NoError(t, n.Delete(ctx, a, st.ID))
+			deleted = append(deleted, st.ID)
+		}
+		drain(t, n, g)
+		got, err := b.Client.ZRange(ctx, gone, 0, -1).Result()
+		require.NoError(t, err)
+		assert.ElementsMatch(t, append([]string{"recent:1", "recent:2"}, deleted...), got, "tombstones kept")
+		pttl, err := b.Client.PTTL(ctx, gone).Result()
+		require.NoError(t, err)
+		assert.Greater(t, pttl, ttl-time.Minute, "the tombstones' TTL")
+		assert.LessOrEqual(t, pttl, ttl)
 	})
 }
