@@ -174,7 +174,7 @@ type Ack struct {
 func (w *Waiter) Wait(ctx context.Context, key string) (Ack, error) {
 	var node *redis.Client // nil: the key's primary by the client's slot map
 	for i := 0; ; i++ {
-		ack, err, next := w.wait1(ctx, key, node)
+		ack, next, err := w.wait1(ctx, key, node)
 		if next == nil || i == w.resends() || ctx.Err() != nil {
 			return ack, err
 		}
@@ -207,10 +207,10 @@ func (w *Waiter) resends() int {
 // A next attempt is returned when its marker or WAIT got no reply, or when
 // a Cluster node answered MOVED (on the master it names, if the client
 // knows it; the slot map is reloaded).
-func (w *Waiter) wait1(ctx context.Context, key string, node *redis.Client) (ack Ack, err error, next *retry) {
+func (w *Waiter) wait1(ctx context.Context, key string, node *redis.Client) (ack Ack, next *retry, err error) {
 	node, tag, err := w.node(ctx, key, node)
 	if err != nil {
-		return Ack{}, err, nil
+		return Ack{}, nil, err
 	}
 	defer func() {
 		var rerr redis.Error
@@ -231,10 +231,10 @@ func (w *Waiter) wait1(ctx context.Context, key string, node *redis.Client) (ack
 	var aof bool
 	if w.o.fsync {
 		if aof, err = w.hasWaitAOF(ctx, node); err != nil {
-			return Ack{}, fmt.Errorf("replica: wait: probe WAITAOF: %w", err), nil
+			return Ack{}, nil, fmt.Errorf("replica: wait: probe WAITAOF: %w", err)
 		}
 		if !aof && len(w.o.checks) == 0 {
-			return Ack{}, fmt.Errorf("replica: wait: %w", ErrNoFsyncCheck), nil
+			return Ack{}, nil, fmt.Errorf("replica: wait: %w", ErrNoFsyncCheck)
 		}
 	}
 	marker := w.keys.Key(tag, "sync:"+script.Nonce())
@@ -247,7 +247,7 @@ func (w *Waiter) wait1(ctx context.Context, key string, node *redis.Client) (ack
 			ack, err = w.bookCheck(ctx, marker, ack)
 		}
 	}
-	return ack, err, nil
+	return ack, nil, err
 }
 
 // master returns the client of the master that a MOVED or ASK reply names
