@@ -142,9 +142,14 @@
 //     trips each under the lock.
 //   - Each blocked BuyLocked holds a connection of the client's pool while it
 //     waits (package lock's blocking wait).
-//   - Reply records take memory for the client's retry window (about 30 s
-//     with go-redis's default options; at least 15 s for a WATCH
-//     transaction's record): one small STRING per state-changing call.
+//   - Reply records take memory for the client's retry window: one small
+//     STRING per state-changing call. The window is read from the client's
+//     options: MaxRetries times (PoolTimeout + WriteTimeout + ReadTimeout +
+//     MaxRetryBackoff), plus a second, at most 5 minutes; a script's record
+//     lives 52 s with go-redis v9's default options (less when ctx's
+//     deadline is nearer; none with MaxRetries -1), and a WATCH
+//     transaction's record the window (at least 10 s) plus 5 s for the
+//     settling: 57 s with the defaults, 15 s at least.
 //   - miniredis (v2.40.0) does not abort a WATCH transaction when ZREM
 //     removes one member of a watched sorted set that does not become empty,
 //     so on miniredis BuyWatch and BuyLocked can sell an item twice when Buy

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -393,6 +395,47 @@ func TestMarket_keys(t *testing.T) {
 			}
 		}
 	})
+}
+
+// A reply record lives as long as doc.go ("Limits") says with go-redis
+// v9's default options: the retry window, 3 x (6 s + 5 s + 5 s + 1 s) +
+// 1 s = 52 s, for a script's record, and the window plus the 5 s of the
+// settling, 57 s, for a WATCH transaction's (doc.go once said "about
+// 30 s", which under-sized their memory by some 40%).
+func TestMarket_replyRecordTTL(t *testing.T) {
+	const scriptTTL, watchTTL = 52 * time.Second, 57 * time.Second
+	doc, err := os.ReadFile("doc.go")
+	require.NoError(t, err)
+	text := strings.Join(strings.Fields(strings.ReplaceAll(string(doc), "//", "")), " ")
+	assert.Contains(t, text, "a script's record lives 52 s with go-redis v9's default options")
+	assert.Contains(t, text, "57 s with the defaults")
+
+	b := redistest.New(t, redistest.Standalone)
+	ctx := t.Context()
+	rdb := redis.NewClient(&redis.Options{Addr: b.Addrs()[0]}) // go-redis's defaults
+	t.Cleanup(func() { _ = rdb.Close() })
+	m := newMarket(t, b, rdb, "ttl")
+	records := func() []string { return b.Keys(key(b, "ttl", "once:*")) }
+	// ttlOfNew returns the TTL of the one record that fn leaves.
+	ttlOfNew := func(fn func() error) time.Duration {
+		before := records()
+		require.NoError(t, fn())
+		var fresh []string
+		for _, k := range records() {
+			if !slices.Contains(before, k) {
+				fresh = append(fresh, k)
+			}
+		}
+		require.Len(t, fresh, 1)
+		return b.Client.PTTL(ctx, fresh[0]).Val()
+	}
+	ttl := ttlOfNew(func() error { return m.AddUser(ctx, "u", "U", 1) })
+	assert.LessOrEqual(t, ttl, scriptTTL, "a script's record")
+	assert.Greater(t, ttl, scriptTTL-2*time.Second, "a script's record")
+	require.NoError(t, m.AddItem(ctx, "u", "i"))
+	ttl = ttlOfNew(func() error { return m.ListWatch(ctx, "u", "i", 1) })
+	assert.LessOrEqual(t, ttl, watchTTL, "a WATCH transaction's record")
+	assert.Greater(t, ttl, watchTTL-2*time.Second, "a WATCH transaction's record")
 }
 
 // Round trips per operation once the scripts are cached, as doc.go states.

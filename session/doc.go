@@ -56,8 +56,13 @@
 //     as JSON, each reloaded every delay by a [Loader] you supply. A delay
 //     <= 0 stops caching the row and deletes its copy at once (the book
 //     waits for the loop), and a load in flight cannot write it back; nor
-//     can it when the row is scheduled again meanwhile (each schedule
-//     gives the row a due score of its own), which caches it at once.
+//     can it when the row is scheduled again meanwhile, which caches it at
+//     once. Each schedule and each store gives the row a new generation,
+//     a number never given before; a RowCacher's store or drop writes only
+//     if the row's generation is still the one it read when it picked the
+//     row, whatever the due times and the RowCachers' clocks (comparing
+//     due times could not tell a row rescheduled and cached again, by a
+//     pass whose clock was read earlier, from the one picked).
 //   - A [Rescaler] trims the ranking to twice the cacheable top (the book's
 //     20,000) and halves every count, atomically, every 5 minutes.
 //   - The book's `while not QUIT` threads are [Cleaner.Run],
@@ -119,10 +124,10 @@
 // Logout called again ends the session all the same, but may answer false.
 // The loops run their units again themselves: a Cleaner's batch run again
 // deletes only sessions still over the limit (never below it), a
-// RowCacher's store run again finds the row rescheduled and writes nothing,
-// and a Rescaler retries an unknown rescale with the record of its first
-// attempt (see [Rescaler.Run]). A refusal (an [ErrInvalid] error, a
-// *ria.KeyError) always means that the call changed nothing.
+// RowCacher's store run again finds the row with a new generation and
+// writes nothing, and a Rescaler retries an unknown rescale with the record
+// of its first attempt (see [Rescaler.Run]). A refusal (an [ErrInvalid]
+// error, a *ria.KeyError) always means that the call changed nothing.
 //
 // # Clocks
 //
@@ -160,6 +165,10 @@
 //	session:{A}:schedule       ZSET    row ID -> next due (Unix ms of the RowCacher's clock;
 //	                                   at once: below 0, the server's µs at scheduling - 2^52)
 //	session:{A}:row:<row ID>   STRING  the row's JSON
+//	session:{A}:rowgen         HASH    row ID -> generation (the integer minted by its
+//	                                   last schedule or store)
+//	session:{A}:rowgen:last    STRING  the last generation minted (an integer, from the
+//	                                   server's µs when new); it stays
 //	session:{A}:once:<nonce>   STRING  the reply of one call of a once-script; TTL the
 //	                                   client's retry window (see Lost replies)
 //

@@ -158,9 +158,11 @@ func TestFaults_rows(t *testing.T) {
 		require.NoError(t, err)
 		h := redistest.NewHarness(t, f, "session ScheduleRowCache/CacheDue")
 		// The row scripts that store or drop a row: EVALSHA sha numkeys
-		// ..., with 4 keys (schedule, delay, row, record); the due read
-		// has 2.
-		stores := func(cmd []string) bool { return redistest.Scripts(cmd) && len(cmd) > 2 && cmd[2] == "4" }
+		// ..., with 6 keys (schedule, delay, row, generations, generation
+		// counter, record) or 5 (a drop: no counter); the due read has 3.
+		stores := func(cmd []string) bool {
+			return redistest.Scripts(cmd) && len(cmd) > 2 && (cmd[2] == "6" || cmd[2] == "5")
+		}
 
 		for i, id := range []string{"a", "b", "c"} {
 			h.Call(1+i, redistest.Scripts, func() { err = s.ScheduleRowCache(ctx, id, time.Second) })

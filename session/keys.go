@@ -13,22 +13,25 @@ type keySet struct {
 	space                                 keys.Space
 	app                                   string
 	login, recent, views, delay, schedule string
+	rowGen, rowGenLast                    string
 	viewed, cart, page, row               string // prefixes: append a token, hash or row ID
 }
 
 func newKeySet(ks keys.Space, app string) keySet {
 	return keySet{
-		space:    ks,
-		app:      app,
-		login:    ks.Key(app, "login"),
-		recent:   ks.Key(app, "recent"),
-		views:    ks.Key(app, "views"),
-		delay:    ks.Key(app, "delay"),
-		schedule: ks.Key(app, "schedule"),
-		viewed:   ks.Key(app, "viewed:"),
-		cart:     ks.Key(app, "cart:"),
-		page:     ks.Key(app, "page:"),
-		row:      ks.Key(app, "row:"),
+		space:      ks,
+		app:        app,
+		login:      ks.Key(app, "login"),
+		recent:     ks.Key(app, "recent"),
+		views:      ks.Key(app, "views"),
+		delay:      ks.Key(app, "delay"),
+		schedule:   ks.Key(app, "schedule"),
+		rowGen:     ks.Key(app, "rowgen"),
+		rowGenLast: ks.Key(app, "rowgen:last"),
+		viewed:     ks.Key(app, "viewed:"),
+		cart:       ks.Key(app, "cart:"),
+		page:       ks.Key(app, "page:"),
+		row:        ks.Key(app, "row:"),
 	}
 }
 
@@ -59,8 +62,18 @@ func (k keySet) delayKey() string { return k.delay }
 
 // scheduleKey is a ZSET from row ID to when it is next due, in Unix
 // milliseconds of the [RowCacher]'s clock; a score below 0 means at once
-// (ScheduleRowCache writes the server's µs - 2^52: each schedule its own).
+// (ScheduleRowCache writes the server's µs - 2^52, so that rows due at
+// once are cached in the order they were scheduled).
 func (k keySet) scheduleKey() string { return k.schedule }
+
+// rowGenKey is a HASH from row ID to its generation: a value minted from
+// [keySet.rowGenLastKey] by each schedule and each store of the row, which
+// a RowCacher's store and drop compare with the one they picked.
+func (k keySet) rowGenKey() string { return k.rowGen }
+
+// rowGenLastKey is a STRING, the last row generation minted (a counter
+// that mint keeps strictly increasing; it stays when no row is left).
+func (k keySet) rowGenLastKey() string { return k.rowGenLast }
 
 // rowKey is a STRING holding the JSON of a cached row.
 func (k keySet) rowKey(id string) string { return k.row + id }

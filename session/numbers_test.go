@@ -68,3 +68,40 @@ func TestRowCacher_corruptDelay(t *testing.T) {
 		}
 	})
 }
+
+// A row generation counter that mint cannot increment (not an integer as
+// INCR reads one) is refused as corrupt by ScheduleRowCache and by a
+// RowCacher's store, and one at its maximum (2^53 - 1: the next value would
+// not be exact in Lua) makes them fail at mint, their first write: either
+// way nothing is written.
+func TestRowCacher_corruptGenerationCounter(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		s := newStore(t, b, b.Client)
+		clock := newFakeClock()
+		rc, err := s.RowCacher(func(context.Context, string) (any, error) { return 1, nil }, session.WithClock(clock.Now))
+		require.NoError(t, err)
+		counter := key(b, "rowgen:last")
+		for _, v := range []string{"x", "007", "1.5", "9007199254740991"} {
+			b.Flush()
+			require.NoError(t, s.ScheduleRowCache(ctx, "r", time.Second))
+			require.NoError(t, b.Client.Set(ctx, counter, v, 0).Err())
+			before := b.Snapshot()
+			err := s.ScheduleRowCache(ctx, "s", time.Second)
+			if v == "9007199254740991" {
+				assert.ErrorContains(t, err, "counter at its maximum")
+			} else {
+				assert.ErrorIs(t, err, ria.ErrCorrupt, "%q", v)
+			}
+			assert.Equal(t, before, b.Snapshot(), "%q: ScheduleRowCache changed nothing", v)
+			n, err := rc.CacheDue(ctx)
+			if v == "9007199254740991" {
+				assert.ErrorContains(t, err, "counter at its maximum")
+			} else {
+				assert.ErrorIs(t, err, ria.ErrCorrupt, "%q", v)
+			}
+			assert.Zero(t, n)
+			assert.Equal(t, before, b.Snapshot(), "%q: the store changed nothing", v)
+		}
+	})
+}

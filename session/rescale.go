@@ -67,10 +67,12 @@ func (r *Rescaler) rescale(ctx context.Context, record string) error {
 // is finished. Transient Redis errors are logged ([WithLogger]) and
 // retried with backoff. A rescale whose outcome is unknown (no reply) is
 // retried with the record of its first attempt, so that it halves once:
-// if it ran, the retry is answered from the record. Once that record may
-// have expired (the client's retry window, see the package doc), Run does
-// not try that rescale again and waits for the next one: the ranking goes
-// one interval without halving rather than risk halving twice; it logs a
+// if it ran, the retry is answered from the record. Each retry, go-redis's
+// re-sends of it included, ends (its context's deadline) before that
+// record may have expired (it lives the client's retry window, see the
+// package doc, 31 s at most here); after that, Run does not try
+// that rescale again and waits for the next one: the ranking goes one
+// interval without halving rather than risk halving twice; it logs a
 // warning. Run returns nil when ctx ends, or the first error that retrying
 // cannot mend, such as a *ria.KeyError (a view ranking of the wrong type).
 func (r *Rescaler) Run(ctx context.Context) error {
@@ -81,14 +83,22 @@ func (r *Rescaler) Run(ctx context.Context) error {
 	return run(ctx, "rescaler", r.o.logger, func(unit unitFunc, _ context.Context) (time.Duration, error) {
 		work, cancel := unit()
 		defer cancel()
-		if record != "" && !time.Now().Before(lastSafe) {
-			r.o.logger.LogAttrs(ctx, slog.LevelWarn,
-				"session: rescaler: the last rescale's outcome is unknown and its record may have expired: not repeated",
-				slog.String("record", record))
-			record = ""
-			return r.o.interval, nil
-		}
-		if record == "" {
+		if record != "" {
+			if !time.Now().Before(lastSafe) {
+				r.o.logger.LogAttrs(ctx, slog.LevelWarn,
+					"session: rescaler: the last rescale's outcome is unknown and its record may have expired: not repeated",
+					slog.String("record", record))
+				record = ""
+				return r.o.interval, nil
+			}
+			// A retry ends by lastSafe, go-redis's re-sends of it
+			// included: none of them may reach Redis once the record
+			// may be gone (it would run the rescale again). Its own
+			// retry window runs past lastSafe.
+			var cancelRetry context.CancelFunc
+			work, cancelRetry = context.WithDeadline(work, lastSafe)
+			defer cancelRetry()
+		} else {
 			record = r.s.keys.onceKey()
 			// The record lives at least this long after the first
 			// attempt reached the server (see script.RunOnce), less a

@@ -38,9 +38,10 @@ type Loader func(ctx context.Context, rowID string) (any, error)
 // calling again is harmless (at worst the row is loaded once more).
 //
 // An empty rowID, or a delay between 0 and 1 ms, is an error wrapping
-// [ErrInvalid], and nothing is written. A schedule, delay or (when
-// stopping) row key holding something this package did not write there is
-// a [*ria.KeyError], and nothing is written.
+// [ErrInvalid], and nothing is written. A schedule, delay or row
+// generations key, (when starting or changing) a generation counter or
+// (when stopping) a row key holding something this package did not write
+// there is a [*ria.KeyError], and nothing is written.
 func (s *Store) ScheduleRowCache(ctx context.Context, rowID string, delay time.Duration) error {
 	switch {
 	case rowID == "":
@@ -50,7 +51,8 @@ func (s *Store) ScheduleRowCache(ctx context.Context, rowID string, delay time.D
 	}
 	k := s.keys
 	_, err := rowScheduleScript.RunOnce(ctx, s.rdb, k.onceKey(),
-		[]string{k.scheduleKey(), k.delayKey(), k.rowKey(rowID)}, rowID, max(delay.Milliseconds(), 0))
+		[]string{k.scheduleKey(), k.delayKey(), k.rowKey(rowID), k.rowGenKey(), k.rowGenLastKey()},
+		rowID, max(delay.Milliseconds(), 0))
 	if err != nil {
 		return fmt.Errorf("session: schedule row cache %q: %w", rowID, err)
 	}
@@ -77,8 +79,12 @@ func (s *Store) Row(ctx context.Context, rowID string) (data []byte, ok bool, er
 // cache_rows): it loads each row whose time has come and stores it with its
 // next due time, and drops rows whose delay is <= 0. It is safe for
 // concurrent use. Several RowCachers may run at once: each write checks
-// that the row is still the one its loader was called for, so a row is
-// written once per due time even if two of them load it.
+// that the row is still the one its loader was called for (the row's
+// generation, which every schedule and every store of the row replaces
+// with one never given before, is still the one read when the row was
+// picked), so a row is written once per due time even if two of them load
+// it, and a load that began before the row was scheduled again is never
+// written, whatever the RowCachers' clocks.
 type RowCacher struct {
 	s    *Store
 	load Loader
@@ -115,11 +121,12 @@ func (s *Store) RowCacher(load Loader, opts ...LoopOption) (*RowCacher, error) {
 //
 // Storing or dropping a row is re-sent by go-redis after a lost reply and
 // answered from a record of the first run, so the count is exact; a store
-// run again later finds the row rescheduled and writes nothing, so a row is
-// written once per due time. A store with no reply at all ends the pass
-// with an error wrapping [ria.ErrOutcomeUnknown]. A schedule, delay or row
-// key holding something this package did not write there is a
-// [*ria.KeyError], and nothing is written.
+// run again later finds the row with a new generation and writes nothing,
+// so a row is written once per due time. A store with no reply at all ends
+// the pass with an error wrapping [ria.ErrOutcomeUnknown]. A schedule,
+// delay, row generations, generation counter or row key holding something
+// this package did not write there is a [*ria.KeyError], and nothing is
+// written.
 func (rc *RowCacher) CacheDue(ctx context.Context) (int, error) {
 	n, _, loadErr, err := rc.pass(same(ctx), ctx)
 	return n, errors.Join(err, loadErr)
@@ -169,7 +176,7 @@ func pauseUntil(due float64, nowMS int64, interval time.Duration) time.Duration 
 // rowEntry is the row due first, as the row scripts' peek returns it.
 type rowEntry struct {
 	id       string
-	dueRaw   string // the schedule score as Redis wrote it
+	gen      string // the row's generation ("" when it has none)
 	due      float64
 	delay    float64
 	hasDelay bool
@@ -183,7 +190,7 @@ func (rc *RowCacher) pass(unit unitFunc, stop context.Context) (n int, next *row
 	k := rc.s.keys
 	nowMS := rc.o.now().UnixMilli()
 	ctx, cancel := unit()
-	_, next, err = rowReply(rowDueScript.Run(ctx, rc.s.rdb, []string{k.scheduleKey(), k.delayKey()}))
+	_, next, err = rowReply(rowDueScript.Run(ctx, rc.s.rdb, []string{k.scheduleKey(), k.delayKey(), k.rowGenKey()}))
 	cancel()
 	var loadErrs []error
 	for err == nil && next != nil && next.due <= float64(nowMS) && stop.Err() == nil {
@@ -192,7 +199,7 @@ func (rc *RowCacher) pass(unit unitFunc, stop context.Context) (n int, next *row
 		var code int64
 		if !next.hasDelay || next.delay <= 0 {
 			code, next, err = rowReply(rowDropScript.RunOnce(ctx, rc.s.rdb, k.onceKey(),
-				[]string{k.scheduleKey(), k.delayKey(), k.rowKey(id)}, id))
+				[]string{k.scheduleKey(), k.delayKey(), k.rowKey(id), k.rowGenKey()}, id, next.gen))
 		} else {
 			data, lerr := rc.loadRow(stop, id)
 			if lerr != nil {
@@ -207,8 +214,8 @@ func (rc *RowCacher) pass(unit unitFunc, stop context.Context) (n int, next *row
 				write = "1"
 			}
 			code, next, err = rowReply(rowStoreScript.RunOnce(ctx, rc.s.rdb, k.onceKey(),
-				[]string{k.scheduleKey(), k.delayKey(), k.rowKey(id)},
-				id, next.dueRaw, nowMS, write, data))
+				[]string{k.scheduleKey(), k.delayKey(), k.rowKey(id), k.rowGenKey(), k.rowGenLastKey()},
+				id, next.gen, nowMS, write, data))
 			if code == 2 {
 				code = 0 // rescheduled only
 			}
@@ -255,14 +262,15 @@ func validJSON(b []byte) ([]byte, error) {
 	return b, nil
 }
 
-// rowReply parses a row script's reply {code, id, due, delay} (id, due and
-// delay absent when no row is scheduled; delay empty when the row has none).
+// rowReply parses a row script's reply {code, id, due, delay, generation}
+// (all but code absent when no row is scheduled; delay empty when the row
+// has none, generation empty when it has none).
 func rowReply(v any, err error) (int64, *rowEntry, error) {
 	if err != nil {
 		return 0, nil, err
 	}
 	r, ok := v.([]any)
-	if !ok || (len(r) != 1 && len(r) != 4) {
+	if !ok || (len(r) != 1 && len(r) != 5) {
 		return 0, nil, fmt.Errorf("row script: malformed reply %v", v)
 	}
 	code, ok := r[0].(int64)
@@ -273,16 +281,17 @@ func rowReply(v any, err error) (int64, *rowEntry, error) {
 		return code, nil, nil
 	}
 	e := &rowEntry{}
-	var delay string
-	var ok1, ok2, ok3 bool
+	var due, delay string
+	var ok1, ok2, ok3, ok4 bool
 	e.id, ok1 = r[1].(string)
-	e.dueRaw, ok2 = r[2].(string)
+	due, ok2 = r[2].(string)
 	delay, ok3 = r[3].(string)
-	if !ok1 || !ok2 || !ok3 {
+	e.gen, ok4 = r[4].(string)
+	if !ok1 || !ok2 || !ok3 || !ok4 {
 		return 0, nil, fmt.Errorf("row script: malformed reply %v", v)
 	}
-	if e.due, err = strconv.ParseFloat(e.dueRaw, 64); err != nil {
-		return 0, nil, fmt.Errorf("row script: row %q: malformed due time %q", e.id, e.dueRaw)
+	if e.due, err = strconv.ParseFloat(due, 64); err != nil {
+		return 0, nil, fmt.Errorf("row script: row %q: malformed due time %q", e.id, due)
 	}
 	if delay != "" {
 		if e.delay, err = strconv.ParseFloat(delay, 64); err != nil {

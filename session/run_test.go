@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -260,6 +261,98 @@ func TestRescaler_Run_outcomeUnknown(t *testing.T) {
 		assert.Equal(t, int64(5), sent.Load(), "one retry")
 		assert.Equal(t, -4.0, b.Client.ZScore(t.Context(), key(b, "views"), "i").Val(), "halved once")
 		assert.Zero(t, logs.count("not repeated"))
+	})
+}
+
+// deadlineSpy is a hook that keeps, for each script call, its keys and the
+// deadline of its context (zero when it has none).
+type deadlineSpy struct {
+	mu    sync.Mutex
+	calls []scriptCall
+}
+
+type scriptCall struct {
+	keys     []string
+	deadline time.Time
+}
+
+func (*deadlineSpy) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (*deadlineSpy) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+func (s *deadlineSpy) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if name := cmd.Name(); name == "evalsha" || name == "eval" {
+			args := cmd.Args() // name, script, numkeys, keys..., args...
+			n := args[2].(int)
+			var c scriptCall
+			for _, k := range args[3 : 3+n] {
+				c.keys = append(c.keys, k.(string))
+			}
+			c.deadline, _ = ctx.Deadline()
+			s.mu.Lock()
+			s.calls = append(s.calls, c)
+			s.mu.Unlock()
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (s *deadlineSpy) snapshot() []scriptCall {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.calls)
+}
+
+// Run's retry of a rescale whose outcome is unknown is given a context
+// that ends before the first attempt's reply record expires, so that no
+// re-send of the retry by go-redis can reach Redis once the record is
+// gone and halve the ranking a second time. Before, a retry had the 30 s
+// of any unit of work, from its own start: with a client whose retry
+// window (the record's TTL) is shorter, here 3 × (PoolTimeout 3 s +
+// WriteTimeout 2 s + ReadTimeout 2 s + MaxRetryBackoff 512 ms, 1 s on a
+// Cluster) + 1 s = 23.5 s (25 s), its re-sends could come after the record
+// had expired, and run the rescale again.
+func TestRescaler_Run_outcomeUnknown_retryEndsBeforeRecord(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		rdb, _, f := b.FaultyClient(func(o *redis.UniversalOptions) {
+			o.PoolTimeout, o.ReadTimeout = 3*time.Second, 2*time.Second
+		})
+		s := newStore(t, b, rdb)
+		r, err := s.Rescaler(session.WithInterval(time.Hour))
+		require.NoError(t, err)
+		require.NoError(t, r.Rescale(t.Context())) // the script cached; no ranking yet
+		require.NoError(t, b.Client.ZAdd(t.Context(), key(b, "views"), redisZ("i", -8)).Err())
+		logs := newLogRecorder()
+		r, err = s.Rescaler(session.WithInterval(time.Hour), session.WithLogger(slog.New(logs)))
+		require.NoError(t, err)
+		spy := &deadlineSpy{}
+		rdb.AddHook(spy)
+
+		sent := spyScripts(f)
+		f.LoseReply(4, redistest.Scripts) // go-redis's 4 attempts
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		done := runAsync(ctx, r.Run)
+		logs.wait(t, "will retry")
+		require.Eventually(t, func() bool { return sent.Load() >= 5 }, 20*time.Second, time.Millisecond)
+		cancel()
+		assert.NoError(t, returned(t, done))
+
+		calls := spy.snapshot()
+		require.Len(t, calls, 2, "the first attempt and one retry")
+		record := calls[0].keys[len(calls[0].keys)-1]
+		require.Equal(t, record, calls[1].keys[len(calls[1].keys)-1], "the retry uses the first attempt's record")
+		ttl, err := b.Client.PTTL(t.Context(), record).Result()
+		require.NoError(t, err)
+		require.Greater(t, ttl, time.Duration(0), "the record lives")
+		expires := time.Now().Add(ttl)
+		require.False(t, calls[1].deadline.IsZero(), "the retry has a deadline")
+		assert.False(t, calls[1].deadline.After(expires),
+			"the retry may be re-sent until %v, after its record expires (%v)", calls[1].deadline, expires)
+		assert.Equal(t, -4.0, b.Client.ZScore(t.Context(), key(b, "views"), "i").Val(), "halved once")
 	})
 }
 

@@ -105,9 +105,9 @@ var (
 	cartClearScript   = script.New("session cart clear", cartClearLua)
 	pageScript        = script.New("session page", pageLua)
 	rescaleScript     = script.NewOnce("session rescale", rescaleLua)
-	rowScheduleScript = script.NewOnce("session row schedule", rowScheduleLua)
+	rowScheduleScript = script.NewOnce("session row schedule", script.MintLua+rowScheduleLua)
 	rowDueScript      = script.New("session row due", rowPeekLua+rowDueLua)
-	rowStoreScript    = script.NewOnce("session row store", rowPeekLua+rowStoreLua)
+	rowStoreScript    = script.NewOnce("session row store", script.MintLua+rowPeekLua+rowStoreLua)
 	rowDropScript     = script.NewOnce("session row drop", rowPeekLua+rowDropLua)
 )
 

@@ -139,10 +139,11 @@ func TestStore_keys(t *testing.T) {
 		for part, typ := range map[string]string{
 			"login": "hash", "recent": "zset", "viewed:tok": "zset", "cart:tok": "hash", "views": "zset",
 			"page:" + sha256hex("/shop?item=7"): "string", "delay": "zset", "schedule": "zset", "row:r1": "string",
+			"rowgen": "hash", "rowgen:last": "string",
 		} {
 			assert.Equal(t, typ, b.Client.Type(ctx, key(b, part)).Val(), part)
 		}
-		assert.Len(t, dataKeys(b), 9, "no other keys but reply records")
+		assert.Len(t, dataKeys(b), 11, "no other keys but reply records")
 		for _, k := range b.Keys("") {
 			if strings.Contains(k, "}:once:") {
 				assert.Equal(t, "string", b.Client.Type(ctx, k).Val(), k)
@@ -153,7 +154,7 @@ func TestStore_keys(t *testing.T) {
 		ttl := b.Client.PTTL(ctx, key(b, "page:"+sha256hex("/shop?item=7"))).Val()
 		assert.LessOrEqual(t, ttl, session.DefaultPageTTL)
 		assert.Greater(t, ttl, session.DefaultPageTTL-time.Minute)
-		for _, part := range []string{"login", "recent", "viewed:tok", "cart:tok", "views", "row:r1"} {
+		for _, part := range []string{"login", "recent", "viewed:tok", "cart:tok", "views", "row:r1", "rowgen", "rowgen:last"} {
 			assert.Equal(t, time.Duration(-1), b.Client.PTTL(ctx, key(b, part)).Val(), part+" has no TTL")
 		}
 		assert.Equal(t, 60000.0, b.Client.ZScore(ctx, key(b, "delay"), "r1").Val(), "delay in ms")

@@ -30,6 +30,8 @@ func TestStore_wrongTypes(t *testing.T) {
 		schedule := kr("schedule", "zset", "session row schedule")
 		delay := kr("delay", "zset", "session row delays")
 		row := kr("row:r", "string", "session row")
+		gens := kr("rowgen", "hash", "session row generations")
+		counter := kr("rowgen:last", "string", "session row generation counter")
 		seen := func() {
 			require.NoError(t, s.UpdateToken(ctx, "tok", "alice", "7"))
 			require.NoError(t, s.AddToCart(ctx, "tok", "7", 1))
@@ -98,9 +100,9 @@ func TestStore_wrongTypes(t *testing.T) {
 		t.Run("ScheduleRowCache", func(t *testing.T) {
 			setup := func() { require.NoError(t, s.ScheduleRowCache(ctx, "r", time.Second)) }
 			b.CheckWrongTypes(t, setup, func() error { return s.ScheduleRowCache(ctx, "r", time.Minute) },
-				schedule, delay)
+				schedule, delay, gens, counter)
 			b.CheckWrongTypes(t, setup, func() error { return s.ScheduleRowCache(ctx, "r", -1) },
-				schedule, delay, row)
+				schedule, delay, gens, row)
 		})
 		t.Run("reads", func(t *testing.T) {
 			// The plain reads name a key of another type the same way.
@@ -124,14 +126,14 @@ func TestStore_wrongTypes(t *testing.T) {
 				require.NoError(t, s.ScheduleRowCache(ctx, "r", time.Second))
 				require.NoError(t, cacheDue())
 				clock.Add(time.Second)
-			}, cacheDue, schedule, delay, row)
+			}, cacheDue, schedule, delay, row, gens, counter)
 			// A row without a delay: it is dropped.
 			b.CheckWrongTypes(t, func() {
 				require.NoError(t, s.ScheduleRowCache(ctx, "r", time.Second))
 				require.NoError(t, cacheDue())
 				require.NoError(t, b.Client.ZRem(ctx, key(b, "delay"), "r").Err())
 				clock.Add(time.Second)
-			}, cacheDue, schedule, delay, row)
+			}, cacheDue, schedule, delay, row, gens)
 		})
 	})
 }
