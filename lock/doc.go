@@ -77,9 +77,18 @@
 //     is never later than the server's expiry: a lock handed over is dated
 //     from the waiter's last attempt before the hand-over, and an attempt
 //     that finds the lock handed to it already restarts its TTL.
+//     KeepAlive extends the lock a third of the TTL after the start of
+//     that estimate: every TTL/3, and at once for a lock handed over late
+//     in a wait (whose estimate has less than 2/3 of the TTL left), so
+//     that a lock the server still holds is extended before its estimate
+//     passes and Do releases it. A lock whose estimate has passed already
+//     when KeepAlive is called counts as lost: the context is cancelled at
+//     once (with ErrNotHeld).
 //   - [Locker.State] only reads: whether the lock is held, the holder's
-//     TTL, the last fence minted and the number of live waiters (whose
-//     place has not expired; the holder's own stale place is not counted).
+//     TTL, the last fence minted and the number of live waiters: those a
+//     release would hand the lock to (the release scripts and State read
+//     places with the same test: not expired, not malformed; the holder's
+//     own stale place is not counted).
 //     It never returns the holder's token, which is what authorises
 //     Release and Extend: whoever knows it could release someone else's
 //     lock. [RWLock.State] reads the same of a read/write lock (the
@@ -275,7 +284,8 @@
 // Once the scripts are cached on the server (the first call of each script
 // on a server costs one more: EVALSHA answered NOSCRIPT, then EVAL):
 // TryAcquire 1, Acquire of a free lock 1, Release 1, Extend 1, one Extend
-// every TTL/3 under KeepAlive; State 1 (a script that only reads, O(number
+// every TTL/3 under KeepAlive (the first at once for a lock handed over
+// late in a wait); State 1 (a script that only reads, O(number
 // of waiters) in the server), RWLock.State 1, Break 1 (what a Release
 // costs: O(k) for k expired places it skips).
 //

@@ -2,9 +2,12 @@ package lock_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -137,5 +140,122 @@ func TestAcquire_expiryOfHandOverFoundByAttempt(t *testing.T) {
 		assert.False(t, wh.ExpiryForTest().After(srv.Add(expirySlop)),
 			"write %v: local expiry %v after the server's", write, wh.ExpiryForTest().Sub(srv))
 		require.NoError(t, wh.Release(ctx))
+	}
+}
+
+// A hold handed over late in a wait: its estimate is dated from the
+// waiter's last attempt (as it must be), so at the hand-over it has much
+// less than the TTL left. KeepAlive extends it at once (it used to wait a
+// full TTL/3, past the estimate), so a Do whose fn outlives the first
+// estimate keeps the lock, returns no error and releases it (it used to
+// report the lock lost and leave it held for a TTL). Real time on a real
+// server: the defect is about the clock. The hand-over comes 4/5 of the
+// TTL after the attempt: 900 ms for the extension to come back, and fn
+// returns 550 ms before the old code's first extension.
+func TestDo_handOverLateInWait_keptAndReleased(t *testing.T) {
+	const ttl = 4500 * time.Millisecond
+	takeRW := func(ctx context.Context, lk *lock.Locker) (func(context.Context) error, error) {
+		h, err := lk.RW("x").TryLock(ctx, time.Minute) // a writer
+		if err != nil {
+			return nil, err
+		}
+		return h.Release, nil
+	}
+	cases := []struct {
+		name string
+		// take takes lock "x" for another; do runs the Do of lk's kind on
+		// it, calling fn with the hold's token; held reports whether token
+		// holds "x" on the server.
+		take func(ctx context.Context, lk *lock.Locker) (release func(context.Context) error, err error)
+		do   func(ctx context.Context, lk *lock.Locker, fn func(token string) error) error
+		held func(b *redistest.Backend, token string) (bool, error)
+	}{
+		{
+			name: "Do",
+			take: func(ctx context.Context, lk *lock.Locker) (func(context.Context) error, error) {
+				l, err := lk.TryAcquire(ctx, "x", time.Minute)
+				if err != nil {
+					return nil, err
+				}
+				return l.Release, nil
+			},
+			do: func(ctx context.Context, lk *lock.Locker, fn func(string) error) error {
+				return lk.Do(ctx, "x", ttl, func(_ context.Context, l *lock.Lock) error { return fn(l.Token()) },
+					lock.WithWait(time.Minute))
+			},
+			held: func(b *redistest.Backend, token string) (bool, error) {
+				v, err := b.Client.Get(context.Background(), ownerKey(b, "x")).Result()
+				return v == token, err
+			},
+		},
+		{
+			name: "DoWrite",
+			take: takeRW,
+			do: func(ctx context.Context, lk *lock.Locker, fn func(string) error) error {
+				return lk.RW("x").DoWrite(ctx, ttl, func(_ context.Context, h *lock.RWHold) error { return fn(h.Token()) },
+					lock.WithWait(time.Minute))
+			},
+			held: func(b *redistest.Backend, token string) (bool, error) {
+				v, err := b.Client.Get(context.Background(), rwKey(b, "x", "writer")).Result()
+				return v == token, err
+			},
+		},
+		{
+			name: "DoRead",
+			take: takeRW,
+			do: func(ctx context.Context, lk *lock.Locker, fn func(string) error) error {
+				return lk.RW("x").DoRead(ctx, ttl, func(_ context.Context, h *lock.RWHold) error { return fn(h.Token()) },
+					lock.WithWait(time.Minute))
+			},
+			held: func(b *redistest.Backend, token string) (bool, error) {
+				dl, err := b.Client.ZScore(context.Background(), rwKey(b, "x", "readers"), token).Result()
+				return time.UnixMilli(int64(dl)).After(time.Now()), err
+			},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			b := redistest.New(t, redistest.Standalone)
+			ctx := t.Context()
+			other, lw := newLocker(b), newLocker(b)
+			release, err := c.take(ctx, other)
+			require.NoError(t, err)
+
+			// The hook runs in the goroutine of the Do, which then runs
+			// fn: at needs no lock.
+			var at time.Time // after the waiter's last attempt (the estimate's start is before)
+			queued := make(chan time.Time, 1)
+			lw.SetHookForTest(func(e string) {
+				if e == "queued" && at.IsZero() {
+					at = time.Now()
+					queued <- at
+				}
+			})
+			var token string
+			done := make(chan error, 1)
+			go func() {
+				done <- c.do(ctx, lw, func(tok string) error {
+					token = tok
+					// fn outlives the first estimate (not the server's
+					// TTL, which started at the hand-over)
+					<-time.After(time.Until(at.Add(ttl + 50*time.Millisecond)))
+					if ok, err := c.held(b, tok); err != nil || !ok {
+						return fmt.Errorf("not held on the server when fn returned (%v)", err)
+					}
+					return nil
+				})
+			}()
+			start := <-queued // the waiter now blocks until the hand-over
+			<-time.After(time.Until(start.Add(ttl * 4 / 5)))
+			require.NoError(t, release(ctx)) // hands it over: its TTL starts now
+			require.NoError(t, <-done, "held on the server all along")
+			held, err := c.held(b, token)
+			if errors.Is(err, redis.Nil) {
+				held, err = false, nil
+			}
+			require.NoError(t, err)
+			assert.False(t, held, "the Do released it")
+		})
 	}
 }

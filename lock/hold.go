@@ -64,6 +64,13 @@ func (h *hold) run(ctx context.Context, what string, extend func(context.Context
 // cancels it too, with context.Canceled. Hand the context to the work the
 // lock protects.
 //
+// The TTL is judged from a local estimate (see the package doc), and the
+// first extension comes TTL/3 after the start of that estimate: at once
+// for a lock handed over late in a wait, whose estimate (dated from the
+// waiter's last attempt) has less than 2/3 of the TTL left. If the
+// estimate has passed already, the lock counts as lost and the context is
+// cancelled at once.
+//
 // The extensions stop at [Lock.Release], when the lock is lost, or when
 // ctx ends (then the lock lapses at its TTL unless extended otherwise).
 // Calling KeepAlive again returns another context bound to the same
@@ -77,9 +84,10 @@ func (l *Lock) KeepAlive(ctx context.Context) context.Context {
 // KeepAlive extends the hold by its TTL every TTL/3 in the background and
 // returns a context derived from ctx that is cancelled as soon as the hold
 // is lost, with [ErrNotHeld] as its cause, as [Lock.KeepAlive] does for
-// the exclusive lock (same rules: Release cancels it with
-// context.Canceled; the extensions stop at Release, when the hold is lost,
-// or when every ctx bound to the loop has ended).
+// the exclusive lock (same rules: the first extension at once for a hold
+// handed over late in a wait; Release cancels it with context.Canceled;
+// the extensions stop at Release, when the hold is lost, or when every ctx
+// bound to the loop has ended).
 func (h *RWHold) KeepAlive(ctx context.Context) context.Context {
 	return h.lease.KeepAlive(ctx, h.ops(h.Extend, h.Release))
 }

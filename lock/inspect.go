@@ -14,12 +14,12 @@ import (
 var (
 	//go:embed state.lua
 	stateLua    string
-	stateScript = script.New("lock state", stateLua)
+	stateScript = script.New("lock state", placeLua+stateLua)
 
 	// breakScript is the release script in break mode, run as a
 	// once-script: a re-send of a Break is answered from the record of its
 	// first run, and never breaks the lock of the holder it handed over to.
-	breakScript = script.NewOnce("lock break", script.MintLua+releaseLua)
+	breakScript = script.NewOnce("lock break", script.MintLua+placeLua+releaseLua)
 )
 
 // State is what [Locker.State] reads of a lock. It never holds the
@@ -36,11 +36,12 @@ type State struct {
 	// was (or the counter was lost). While the lock is held it is the
 	// holder's [Lock.Fence]; the next holder's will be greater.
 	Fence int64
-	// Waiters is the number of live waiters in the queue: those whose
-	// place has not expired (a release would hand the lock to them). A
-	// waiter that died keeps its place, and is counted, until the end of
-	// its blocking wait plus 2 s; the holder's own stale place is not
-	// counted.
+	// Waiters is the number of live waiters in the queue: those a release
+	// would hand the lock to, whose place has not expired and is as an
+	// acquire writes it (State applies the release's own test; a
+	// malformed place is not counted). A waiter that died keeps its place,
+	// and is counted, until the end of its blocking wait plus 2 s; the
+	// holder's own stale place is not counted.
 	Waiters int
 }
 

@@ -40,9 +40,15 @@ var (
 	acquireLua    string
 	acquireScript = script.New("lock acquire", script.MintLua+wait.GrantLua+acquireLua)
 
+	// placeLua defines live_place, the one reading of a waiter's place
+	// that the release scripts and State share.
+	//
+	//go:embed place.lua
+	placeLua string
+
 	//go:embed release.lua
 	releaseLua    string
-	releaseScript = script.New("lock release", script.MintLua+releaseLua)
+	releaseScript = script.New("lock release", script.MintLua+placeLua+releaseLua)
 
 	//go:embed extend.lua
 	extendLua    string

@@ -36,9 +36,10 @@ func (m *Multi) Locks() []*Lock { return slices.Clone(m.locks) }
 // Round trips: one acquisition per name (1 each when free), plus one
 // extension per earlier name when taking them lasted more than ttl/10. It
 // returns [ErrNotObtained] (joined as Acquire's) naming the lock it could
-// not get; duplicate names count once; no name, more than [MaxMulti], or a
-// bad name
-// or ttl is an error.
+// not get, and having given back the others: also when a lock it took
+// earlier was lost while it waited for a later one (its TTL ran out; the
+// error then wraps [ErrNotHeld] too). Duplicate names count once; no name,
+// more than [MaxMulti], or a bad name or ttl is an error.
 func (lk *Locker) AcquireAll(ctx context.Context, names []string, ttl time.Duration, opts ...AcquireOption) (*Multi, error) {
 	sorted := slices.Compact(slices.Sorted(slices.Values(names)))
 	if len(sorted) == 0 || len(sorted) > MaxMulti {
@@ -84,7 +85,13 @@ func (lk *Locker) AcquireAll(ctx context.Context, names []string, ttl time.Durat
 	// of it.
 	if time.Since(start) > ttl/10 {
 		for _, l := range m.locks[:len(m.locks)-1] {
-			if err := l.Extend(ctx, ttl); err != nil {
+			err := l.Extend(ctx, ttl)
+			if errors.Is(err, ErrNotHeld) {
+				// its TTL ran out while a later lock was awaited (and
+				// another caller may hold it now): the set was not obtained
+				err = fmt.Errorf("lock: acquire %q: lost while the others were awaited (%w): %w", l.name, ErrNotObtained, err)
+			}
+			if err != nil {
 				return nil, errors.Join(fmt.Errorf("lock: acquire all: %w", err), m.giveUp(ctx))
 			}
 		}

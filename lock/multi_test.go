@@ -121,3 +121,56 @@ func TestAcquireAll_allOrNone(t *testing.T) {
 		require.NoError(t, l.Release(ctx))
 	})
 }
+
+// A lock of the set taken first is lost while a later one is awaited (its
+// TTL runs out, another caller takes it): AcquireAll and DoAll give the set
+// back and return ErrNotObtained naming that lock, with ErrNotHeld (they
+// used to return the extension's ErrNotHeld alone, which the doc promises
+// for a set it could not get).
+func TestAcquireAll_earlierLockLost_notObtained(t *testing.T) {
+	for _, doAll := range []bool{false, true} {
+		t.Run(map[bool]string{false: "AcquireAll", true: "DoAll"}[doAll], func(t *testing.T) {
+			redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+				ctx := t.Context()
+				lk, other := newLocker(b), newLocker(b)
+				hb, err := other.TryAcquire(ctx, "b", time.Minute)
+				require.NoError(t, err)
+
+				// a TTL so short that taking the set lasts more than a
+				// tenth of it: a is extended once b is held
+				const ttl = 5 * time.Millisecond
+				done := make(chan error, 1)
+				ran := make(chan struct{}, 1)
+				go func() {
+					if doAll {
+						done <- lk.DoAll(ctx, []string{"b", "a"}, ttl, func(context.Context, *lock.Multi) error {
+							ran <- struct{}{}
+							return nil
+						}, lock.WithWait(20*time.Second))
+						return
+					}
+					m, err := lk.AcquireAll(ctx, []string{"b", "a"}, ttl, lock.WithWait(20*time.Second))
+					if err == nil {
+						_ = m.Release(context.WithoutCancel(ctx))
+					}
+					done <- err
+				}()
+				waitForWaiters(t, b, "b", 1) // a taken, waiting for b
+				expireNow(t, b, ownerKey(b, "a"))
+				var ha *lock.Lock
+				require.Eventually(t, func() bool {
+					ha, err = other.TryAcquire(ctx, "a", time.Minute)
+					return err == nil
+				}, 10*time.Second, time.Millisecond, "another caller takes a")
+				require.NoError(t, hb.Release(ctx)) // hands b over
+				err = <-done
+				assert.ErrorIs(t, err, lock.ErrNotObtained)
+				assert.ErrorIs(t, err, lock.ErrNotHeld)
+				assert.ErrorContains(t, err, `"a"`)
+				assert.Empty(t, ran, "fn did not run")
+				assert.Equal(t, ha.Token(), owner(t, b, "a"), "a stays with its new holder")
+				assert.Equal(t, "", owner(t, b, "b"), "b was given back")
+			})
+		})
+	}
+}

@@ -15,7 +15,8 @@ import (
 
 // places returns waiter places that the scripts never write: a TTL that
 // SET PX refuses ('0100', beyond 64 bits) or beyond 2^53, an expiry beyond
-// 2^53. suffix ends each (' w' for the read/write lock).
+// 2^53, bytes after the last field. suffix follows the TTL in each (" w"
+// for the read/write lock).
 func places(suffix string) []string {
 	future := strconv.FormatInt(time.Now().Add(time.Hour).UnixMilli(), 10)
 	return []string{
@@ -24,14 +25,18 @@ func places(suffix string) []string {
 		future + " 9007199254740993" + suffix,
 		"99999999999999999999 60000" + suffix,
 		"0" + future + " 60000" + suffix,
+		future + " 60000" + suffix + " x",
+		future + " 60000" + suffix + "x",
 	}
 }
 
 // A waiter place whose numbers the lock never writes is malformed: a
 // release skips (and wakes) that waiter, as it does an expired one, and
 // deletes the lock; it used to mint a fence, trim the queue and then fail
-// at SET PX, leaving the lock held and the waiter out of the queue.
-func TestLock_Release_malformedPlace(t *testing.T) {
+// at SET PX, leaving the lock held and the waiter out of the queue. State
+// does not count that waiter (it used to count a place with bytes after
+// its TTL, which it matched unanchored).
+func TestLock_Release_State_malformedPlace(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		locker := newLocker(b)
@@ -62,13 +67,20 @@ func TestLock_Release_malformedPlace(t *testing.T) {
 }
 
 // The same for the read/write lock: a release (a writer's, handing over
-// to the head of the queue) skips a malformed place, whatever its mode.
-func TestRWLock_Release_malformedPlace(t *testing.T) {
+// to the head of the queue) skips a malformed place, whatever its mode,
+// and State does not count it (it used to count a place whose mode is
+// neither r nor w, or with bytes after it).
+func TestRWLock_Release_State_malformedPlace(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		rw := newLocker(b).RW("doc")
-		for _, mode := range []string{"r", "w"} {
-			for _, place := range places(" " + mode) {
+		future := strconv.FormatInt(time.Now().Add(time.Hour).UnixMilli(), 10)
+		for _, mode := range []string{"r", "w", "x"} {
+			all := places(" " + mode)
+			if mode == "x" { // a mode no acquire writes
+				all = append(all, future+" 60000 x", future+" 60000", future+" 60000 ")
+			}
+			for _, place := range all {
 				b.Flush()
 				holder, err := rw.TryLock(ctx, time.Minute)
 				require.NoError(t, err)
@@ -80,6 +92,9 @@ func TestRWLock_Release_malformedPlace(t *testing.T) {
 				before, err := b.Client.Get(ctx, keyOf(b, "doc", "rw:fence")).Result()
 				require.NoError(t, err)
 				msg := fmt.Sprintf("%q", place)
+				st, err := rw.State(ctx)
+				require.NoError(t, err)
+				assert.Zero(t, st.Waiters, "%s: State counts no live waiter", msg)
 				assert.NoError(t, holder.Release(ctx), msg)
 				n, err := b.Client.Exists(ctx, keyOf(b, "doc", "rw:writer"), keyOf(b, "doc", "rw:readers"),
 					keyOf(b, "doc", "rw:queue"), keyOf(b, "doc", "rw:waiters")).Result()

@@ -8,8 +8,8 @@
 -- deletes it (ARGV[3]); a waiter that gives up sets both.
 -- A release that succeeds records ARGV[4] (the call's nonce) for ARGV[5]
 -- ms, so that a re-send of the same call after a lost reply answers 1
--- again. (check_*, key_error come from internal/script's check.lua and
--- mint() from its MintLua.)
+-- again. (check_*, key_error come from internal/script's check.lua,
+-- mint() from its MintLua, and live_place from place.lua.)
 -- KEYS[1] owner   KEYS[2] fence   KEYS[3] queue   KEYS[4] waiters
 -- KEYS[5] grant key prefix: the grant key of waiter W is KEYS[5]..W. Such
 --         keys cannot be listed in KEYS before W is read from the queue;
@@ -65,10 +65,10 @@ if held then
         local t = redis.call('time')
         now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
       end
-      -- a place as acquire writes it (canonical, within 2^53: SET PX
-      -- takes its TTL); any other is malformed, skipped as expired
-      local e, d = string.match(place, '^(%d+) (%d+)$')
-      if e and is_count(e) and is_count(d) and tonumber(e) > now and tonumber(d) > 0 then
+      -- a live place as acquire writes it (place.lua); any other is
+      -- malformed, skipped as expired
+      local d = live_place(place, now, false)
+      if d then
         target, ttl = w, d
         break
       end

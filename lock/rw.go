@@ -22,15 +22,15 @@ var (
 
 	//go:embed rwacquire.lua
 	rwAcquireLua    string
-	rwAcquireScript = script.New("lock rw acquire", wait.GrantLua+rwSettleLua+rwAcquireLua)
+	rwAcquireScript = script.New("lock rw acquire", wait.GrantLua+placeLua+rwSettleLua+rwAcquireLua)
 
 	//go:embed rwrelease.lua
 	rwReleaseLua    string
-	rwReleaseScript = script.NewOnce("lock rw release", rwSettleLua+rwReleaseLua)
+	rwReleaseScript = script.NewOnce("lock rw release", placeLua+rwSettleLua+rwReleaseLua)
 	// rwLeaveScript is the release script run plainly (no reply record):
 	// a waiter leaving the queue, whose answer only says whether it was
 	// granted meanwhile (and gave it back); a re-run is harmless.
-	rwLeaveScript = script.New("lock rw leave", rwSettleLua+rwReleaseLua)
+	rwLeaveScript = script.New("lock rw leave", placeLua+rwSettleLua+rwReleaseLua)
 
 	//go:embed rwextend.lua
 	rwExtendLua    string

@@ -1,5 +1,6 @@
 -- rwsettle.lua: the functions the read/write lock's acquire and release
--- scripts share (prepended to both, after internal/script's check.lua).
+-- scripts share (prepended to both, after internal/script's check.lua and
+-- place.lua).
 --
 -- The fairness rule: waiters are served first come first served from the
 -- queue; consecutive readers at its head are granted together while no
@@ -61,10 +62,10 @@ local function rw_plan(queue, waiters, prefix, now, writer, readers, skip, self)
     if self and w == self[1] then
       live, ttl, mode = true, self[2], self[3]
     elseif place and w ~= skip then
-      -- a place as rwacquire writes it (canonical, within 2^53: SET PX
-      -- and PEXPIRE take its TTL); any other is malformed
-      local e, d, m = string.match(place, '^(%d+) (%d+) ([rw])$')
-      if e and is_count(e) and is_count(d) and tonumber(e) > now and tonumber(d) > 0 then
+      -- a live place as rwacquire writes it (place.lua); any other is
+      -- malformed
+      local d, m = live_place(place, now, true)
+      if d then
         live, ttl, mode = true, d, m
       else
         local g = prefix .. w

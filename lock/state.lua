@@ -3,7 +3,7 @@
 -- how many waiters are alive in its queue. Holders' tokens are never
 -- returned (a token authorises release and extend). Serves the exclusive
 -- lock and, with KEYS[5], the read/write lock. (check_* and key_error come
--- from internal/script's check.lua.)
+-- from internal/script's check.lua, live_place from place.lua.)
 -- KEYS[1] owner (exclusive) or writer (read/write) STRING token, PX ttl
 -- KEYS[2] fence   STRING counter
 -- KEYS[3] queue   LIST of waiting tokens
@@ -13,9 +13,9 @@
 -- returns {held (1: KEYS[1] holds a token), its PTTL (-1: no TTL, -2:
 -- free), the fence ('' if none), live waiters, live readers, ms until the
 -- last live reader's deadline (0: none)}.
--- A waiter is live while its place has not expired (the test a release
--- applies before handing over: a malformed one is not) and it does not
--- hold the lock already.
+-- A waiter is live while its place is one a release would hand the lock
+-- to (live_place, the test the release scripts apply: not expired, not
+-- malformed) and it does not hold the lock already.
 local owner, fence, queue, waiters, readers = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local role = ARGV[1]
 
@@ -44,8 +44,7 @@ local live = 0
 local all = redis.call('hgetall', waiters)
 for i = 1, #all, 2 do
   local w, place = all[i], all[i + 1]
-  local e, d = string.match(place, '^(%d+) (%d+)')
-  if e and is_count(e) and is_count(d) and tonumber(e) > now and tonumber(d) > 0 and w ~= cur then
+  if live_place(place, now, readers ~= nil) and w ~= cur then
     local r = readers and redis.call('zscore', readers, w)
     if not r or tonumber(r) <= now then live = live + 1 end
   end

@@ -109,7 +109,12 @@
 //     the hand-over, and an attempt that finds one handed over restarts
 //     its lease),
 //     and cancels its context, as lost, when that estimate has passed
-//     without a successful refresh. The permit may in fact outlive that
+//     without a successful refresh. Its first refresh comes a third of
+//     the timeout after the start of that estimate: at once for a permit
+//     handed over late in a wait (less than 2/3 of the timeout left), so
+//     that a permit the server still holds is refreshed before its
+//     estimate passes and [Semaphore.Do] releases it; KeepAlive on a
+//     permit whose estimate has passed already cancels at once. The permit may in fact outlive that
 //     estimate by a round trip; [Semaphore.Do] then does not release it,
 //     and it lapses at its deadline.
 //   - A holder that crashes never releases: its permit frees itself at its
@@ -153,7 +158,8 @@
 // trip each; the first call of each per server may take two (EVALSHA
 // answered by NOSCRIPT, then EVAL). [Semaphore.Acquire] takes one when a
 // permit is free. [Permit.KeepAlive] takes none when called and then one
-// (a Refresh) every third of the timeout (sooner while refreshes fail).
+// (a Refresh) every third of the timeout (the first at once for a permit
+// handed over late in a wait; sooner while refreshes fail).
 // [Semaphore.Do] takes its Acquire's, KeepAlive's while fn runs, and one
 // for the release: 2 for a free permit and an fn shorter than a third of
 // the timeout.

@@ -2,6 +2,7 @@ package semaphore_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -103,4 +104,57 @@ func TestAcquire_expiryOfHandOver(t *testing.T) {
 		srv := deadline(w)
 		assert.False(t, w.ExpiryForTest().After(srv.Add(slop)), "local expiry %v after the server's", w.ExpiryForTest().Sub(srv))
 	})
+}
+
+// A permit handed over late in a wait: its estimate is dated from the
+// waiter's last attempt (as it must be), so at the hand-over it has much
+// less than the timeout left. KeepAlive refreshes it at once (it used to
+// wait a full timeout/3, past the estimate), so a Do whose fn outlives the
+// first estimate keeps the permit, returns no error and releases it (it
+// used to report the permit lost and leave it counted for a timeout).
+// Real time on a real server: the defect is about the clock. The
+// hand-over comes 4/5 of the timeout after the attempt: 900 ms for the
+// refresh to come back, and fn returns 550 ms before the old code's first
+// refresh.
+func TestSemaphore_Do_handOverLateInWait_keptAndReleased(t *testing.T) {
+	const timeout = 4500 * time.Millisecond
+	b := redistest.New(t, redistest.Standalone)
+	ctx := t.Context()
+	holderSem := newSem(t, b, b.Client, "s", 1, timeout)
+	waiterSem := newSem(t, b, b.Client, "s", 1, timeout)
+	// The hook runs in the goroutine of the Do, which then runs fn: at
+	// needs no lock.
+	var at time.Time // after the waiter's last attempt (the estimate's start is before)
+	queued := make(chan time.Time, 1)
+	waiterSem.SetHookForTest(func(e string) {
+		if e == "queued" && at.IsZero() {
+			at = time.Now()
+			queued <- at
+		}
+	})
+	p, err := holderSem.TryAcquire(ctx)
+	require.NoError(t, err)
+	kctx, stop := context.WithCancel(ctx)
+	defer stop()
+	_ = p.KeepAlive(kctx) // the holder stays alive until it releases
+	done := make(chan error, 1)
+	go func() {
+		done <- waiterSem.Do(ctx, func(ctx context.Context, q *semaphore.Permit) error {
+			// fn outlives the first estimate (not the server's deadline,
+			// set at the hand-over)
+			<-time.After(time.Until(at.Add(timeout + 50*time.Millisecond)))
+			dl, err := b.Client.ZScore(context.Background(), key(b, "s", "holders"), q.ID()).Result()
+			if err != nil || !time.UnixMilli(int64(dl)).After(time.Now()) {
+				return fmt.Errorf("not held on the server when fn returned (%v)", err)
+			}
+			return nil
+		}, semaphore.WithWait(time.Minute))
+	}()
+	start := <-queued // the waiter now blocks until the hand-over
+	<-time.After(time.Until(start.Add(timeout * 4 / 5)))
+	require.NoError(t, p.Release(ctx)) // hands the permit over: its lease starts now
+	require.NoError(t, <-done, "held on the server all along")
+	n, err := waiterSem.Holders(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, n, "the Do released the permit")
 }

@@ -48,8 +48,13 @@ func (p *Permit) ops() lease.Ops {
 // the permit's deadline has passed. A failed refresh is retried sooner, at
 // a third of the time left before that deadline, which the Permit
 // estimates conservatively from the send time of its last successful
-// acquisition or refresh. [Permit.Release] cancels the context too, with
-// context.Canceled. Hand the context to the work the permit guards.
+// acquisition or refresh (a permit handed over: of the waiter's last
+// attempt). The first refresh comes a third of the timeout after the start
+// of that estimate, so at once for a permit handed over late in a wait;
+// on a permit whose estimate has passed already (lost, for all the Permit
+// knows), the context is cancelled at once. [Permit.Release] cancels the
+// context too, with context.Canceled. Hand the context to the work the
+// permit guards.
 //
 // The refreshes stop at Release, when the permit is lost, or when ctx ends
 // (the permit then lapses at its deadline unless refreshed otherwise).
@@ -77,7 +82,8 @@ func (p *Permit) KeepAlive(ctx context.Context) context.Context {
 // back in the background, see [Permit.Release]). A nil fn is an error.
 //
 // Round trips: the acquisition's (1 when a permit is free), 1 per refresh
-// while fn runs (one every third of the timeout), and 1 for the release.
+// while fn runs (one every third of the timeout, the first at once for a
+// permit handed over late in a wait), and 1 for the release.
 func (s *Semaphore) Do(ctx context.Context, fn func(ctx context.Context, p *Permit) error, opts ...AcquireOption) error {
 	if fn == nil {
 		return fmt.Errorf("semaphore: do %q: nil fn", s.name)

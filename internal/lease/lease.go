@@ -117,13 +117,18 @@ func (h *Hold) LoopDone() <-chan struct{} {
 	return h.alive.done
 }
 
-// KeepAlive refreshes the lease with ops.Refresh every third of its TTL in
-// the background and returns a context derived from ctx that is cancelled
-// as soon as the lease is lost, with cause ops.Lost(...): when a refresh
-// finds it gone (its error wraps ops.NotHeld), or when refreshes keep
-// failing until the expiry has passed. A failed refresh is retried sooner,
-// at a third of the time left before the expiry. Stop (and so a release)
-// cancels the context with context.Canceled.
+// KeepAlive refreshes the lease with ops.Refresh in the background, a
+// third of its TTL after the start of its local expiry estimate (so every
+// third of the TTL while refreshes succeed, and at once when the estimate
+// has less than two thirds of the TTL left: a lease handed over late in a
+// wait is dated from the waiter's last attempt), and returns a context
+// derived from ctx that is cancelled as soon as the lease is lost, with
+// cause ops.Lost(...): when a refresh finds it gone (its error wraps
+// ops.NotHeld), or when its expiry passes without a successful refresh
+// (refreshes kept failing, or the estimate had passed already when
+// KeepAlive was called). A failed refresh is retried sooner, at a third of
+// the time left before the expiry. Stop (and so a release) cancels the
+// context with context.Canceled.
 //
 // The loop stops at Stop, when the lease is lost, or when every ctx bound
 // to it has ended; a later KeepAlive binds to the running loop, or starts
@@ -133,10 +138,22 @@ func (h *Hold) LoopDone() <-chan struct{} {
 func (h *Hold) KeepAlive(ctx context.Context, ops Ops) context.Context {
 	held, cancel := context.WithCancelCause(ctx)
 	h.mu.Lock()
+	var bound map[int]context.CancelCauseFunc // of a loop stopped here
+	if h.lost == nil && !h.released && !time.Now().Before(h.expiry) {
+		// The expiry passed with no refresh confirmed: lost (as Finish
+		// would judge it), before anything runs under it.
+		h.lost = ops.Lost(errExpired, true)
+		if lp := h.alive; lp != nil && !lp.stopped {
+			bound = lp.halt()
+		}
+	}
 	switch {
 	case h.lost != nil:
 		cause := h.lost
 		h.mu.Unlock()
+		for _, c := range bound {
+			c(cause)
+		}
 		cancel(cause)
 		return held
 	case h.released:
@@ -182,18 +199,30 @@ func (lp *loop) halt() map[int]context.CancelCauseFunc {
 	return cancels
 }
 
-// refreshLoop is the body of lp: a refresh every third of the TTL (sooner
-// while failing) until lp is stopped or the lease is lost.
+// errExpired is the last error ops.Lost gets when the expiry passed before
+// a refresh was tried (KeepAlive called too late, or a timer that fired
+// late).
+var errExpired = errors.New("lease: the expiry estimate passed before a refresh")
+
+// refreshLoop is the body of lp: a refresh a third of the TTL after the
+// start of the expiry estimate (sooner while failing) until lp is stopped
+// or the lease is lost.
 func (h *Hold) refreshLoop(lp *loop, ops Ops) {
 	defer close(lp.done)
-	failing := false
+	var last error // the last refresh's error, nil after a success
 	for {
 		h.mu.Lock()
 		ttl, expiry := h.ttl, h.expiry
 		h.mu.Unlock()
-		next := ttl / 3
-		if failing { // retry sooner, while the expiry lasts
-			next = min(next, time.Until(expiry)/3)
+		left := time.Until(expiry)
+		// The estimate started at expiry-ttl: refresh a third of the TTL
+		// after that, which is at once for a lease handed over late in a
+		// wait (dated from the waiter's last attempt, it may have much less
+		// than the TTL left), so that the refresh comes well before the
+		// expiry and a Do does not take its lease for lost.
+		next := min(ttl/3, left-2*ttl/3)
+		if last != nil { // retry sooner, while the expiry lasts
+			next = min(ttl/3, left/3)
 		}
 		t := time.NewTimer(max(next, time.Millisecond))
 		select {
@@ -208,10 +237,19 @@ func (h *Hold) refreshLoop(lp *loop, ops Ops) {
 		default:
 		}
 		expiry = h.Expiry()
+		if !time.Now().Before(expiry) {
+			// no refresh can be confirmed in time: lost (a refresh would
+			// only fail its deadline)
+			if last == nil {
+				last = errExpired
+			}
+			h.lose(lp, ops.Lost(last, true))
+			return
+		}
 		ctx, cancel := context.WithDeadline(context.Background(), expiry)
 		err := ops.Refresh(ctx)
 		cancel()
-		failing = err != nil
+		last = err
 		switch {
 		case err == nil:
 		case errors.Is(err, ops.NotHeld):

@@ -171,6 +171,56 @@ func TestKeepAlive_failingUntilExpiry(t *testing.T) {
 	assert.GreaterOrEqual(t, f.nRefresh.Load(), int64(5), "tries in %v", time.Since(start))
 }
 
+// The first refresh comes a third of the TTL after the estimate started:
+// at once for an estimate with less than two thirds of the TTL left (a
+// lease handed over late in a wait), then every third of the TTL again.
+func TestKeepAlive_lateEstimate_refreshesAtOnce(t *testing.T) {
+	const ttl = time.Hour
+	for _, left := range []time.Duration{ttl / 2, ttl / 10, time.Second} {
+		f := newFake(ttl)
+		f.h.Extended(time.Now().Add(left-ttl), ttl)
+		expiry := f.h.Expiry()
+		refreshed := make(chan time.Time, 1)
+		f.refresh = func(context.Context) error {
+			select {
+			case refreshed <- time.Now():
+			default:
+			}
+			return nil
+		}
+		held := f.h.KeepAlive(context.Background(), f.ops())
+		select {
+		case at := <-refreshed:
+			assert.True(t, at.Before(expiry), "left %v: refreshed before the estimate", left)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("left %v: no refresh (the first came TTL/3 after KeepAlive)", left)
+		}
+		wait(t, f.h.Stop(), "the loop to return")
+		assert.Equal(t, int64(1), f.nRefresh.Load(), "left %v: one refresh, the next TTL/3 later", left)
+		assert.ErrorIs(t, context.Cause(held), context.Canceled)
+		assert.True(t, f.h.Expiry().After(expiry), "left %v: the refresh moved the estimate", left)
+	}
+}
+
+// KeepAlive on a lease whose estimate has passed (no refresh confirmed in
+// time) cancels at once, as lost (the lease may be gone: a Do would not
+// release it), and also the contexts of a loop still running.
+func TestKeepAlive_expiryPassed_lostAtOnce(t *testing.T) {
+	f := newFake(time.Hour)
+	running := f.h.KeepAlive(context.Background(), f.ops())
+	f.h.Extended(time.Now().Add(-2*time.Hour), time.Hour)
+	held := f.h.KeepAlive(context.Background(), f.ops())
+	for _, ctx := range []context.Context{held, running} {
+		require.Error(t, ctx.Err())
+		assert.ErrorIs(t, context.Cause(ctx), errNotHeld)
+		assert.ErrorContains(t, context.Cause(ctx), "expiry estimate passed")
+	}
+	assert.True(t, f.timedOut.Load())
+	assert.ErrorIs(t, f.h.Lost(), errNotHeld)
+	wait(t, f.h.LoopDone(), "the running loop to stop")
+	assert.Zero(t, f.nRefresh.Load())
+}
+
 // A refresh in flight when the loop is stopped (a release) and that then
 // finds the lease gone does not mark it lost.
 func TestKeepAlive_lossAfterStopIgnored(t *testing.T) {
@@ -259,14 +309,48 @@ func TestRun(t *testing.T) {
 		assert.NotContains(t, err.Error(), msg)
 		assert.Zero(t, f.nRelease.Load())
 	})
-	t.Run("expiry passed without a refresh: no release", func(t *testing.T) {
+	t.Run("expiry passed without a refresh: lost at once, no release", func(t *testing.T) {
 		f := newFake(time.Hour)
 		f.h.Extended(time.Now().Add(-2*time.Hour), time.Hour) // confirmed long ago
-		err := f.h.Run(context.Background(), f.ops(), msg, func(context.Context) error { return nil })
+		err := f.h.Run(context.Background(), f.ops(), msg, func(ctx context.Context) error {
+			assert.ErrorIs(t, context.Cause(ctx), errNotHeld, "fn's ctx cancelled before fn ran")
+			return nil
+		})
 		assert.ErrorIs(t, err, errNotHeld)
 		assert.Zero(t, f.nRelease.Load())
-		assert.ErrorIs(t, context.Cause(f.h.KeepAlive(context.Background(), f.ops())), context.Canceled,
-			"given up: KeepAlive cancelled at once")
+		assert.Zero(t, f.nRefresh.Load(), "no refresh sent past the expiry")
+		assert.True(t, f.timedOut.Load())
+		assert.ErrorIs(t, context.Cause(f.h.KeepAlive(context.Background(), f.ops())), errNotHeld,
+			"given up: KeepAlive cancelled at once, with the loss's cause")
+	})
+	// A lease handed over late in a wait: its estimate, dated from the
+	// waiter's last attempt, has much less than the TTL left. fn outlives
+	// that estimate: the refresh sent at once keeps the lease, and Run
+	// releases it (it used to refresh a full TTL/3 later, after the
+	// estimate, and report a lease the server held as lost).
+	t.Run("estimate close at hand: refreshed in time, released", func(t *testing.T) {
+		const left = time.Second // real time, generous for a refresh sent at once
+		f := newFake(time.Hour)
+		f.h.Extended(time.Now().Add(-time.Hour+left), time.Hour)
+		first := f.h.Expiry()
+		refreshed := make(chan struct{})
+		var once sync.Once
+		f.refresh = func(context.Context) error {
+			once.Do(func() { close(refreshed) })
+			return nil
+		}
+		err := f.h.Run(context.Background(), f.ops(), msg, func(ctx context.Context) error {
+			select {
+			case <-refreshed:
+			case <-time.After(10 * time.Second):
+				return errors.New("no refresh")
+			}
+			<-time.After(time.Until(first) + 10*time.Millisecond) // the first estimate passes
+			return ctx.Err()
+		})
+		assert.NoError(t, err)
+		assert.Equal(t, int64(1), f.nRelease.Load(), "released")
+		assert.Equal(t, int64(1), f.nRefresh.Load(), "then every TTL/3")
 	})
 	t.Run("panic: released, panic goes on", func(t *testing.T) {
 		f := newFake(time.Hour)
