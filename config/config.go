@@ -337,42 +337,224 @@ func (s *Store) UnderMaintenance(ctx context.Context) (bool, error) {
 // changed value from the cache as its notification arrives, until ctx
 // ends (then it returns nil). While Run runs, a Set or Delete in any
 // process reaches this Store's next Get within a notification's latency
-// (milliseconds) instead of the max age. Each (re)subscription drops the
-// whole cache, since notifications sent while unsubscribed are lost. Run
-// retries lost connections with backoff and logs them; it returns (nil)
-// only when ctx ends.
+// (milliseconds) instead of the max age. A script publishes on the server
+// of the value's key: on a *redis.Client or a Redis Cluster (which passes
+// every PUBLISH to every node) Run holds one subscription; on a
+// [shard.Router]'s client (independent servers) and on a *redis.Ring it
+// holds one per server (a Ring's live shards, subscribed again whenever
+// they change). Each (re)subscription of a server drops the whole cache,
+// since notifications sent while unsubscribed are lost, and a broken one
+// drops it too; the change function hears "" once every subscription is
+// confirmed. Run retries lost connections with backoff and logs them; it
+// returns (nil) only when ctx ends.
+//
+// [shard.Router]: https://pkg.go.dev/github.com/ria-go/ria/shard#Router
 func (s *Store) Run(ctx context.Context) error {
-	ps := s.rdb.Subscribe(ctx, s.channel)
-	// Receive does not return when ctx ends; closing ps makes it.
-	stop := context.AfterFunc(ctx, func() { _ = ps.Close() })
-	defer func() {
-		if stop() {
-			_ = ps.Close()
-		}
-	}()
 	var backoff time.Duration
-	for {
-		msg, err := ps.Receive(ctx)
-		if ctx.Err() != nil {
-			return nil
+	retry := func(err error) bool {
+		s.invalidate("") // until subscribed, changes may be missed
+		backoff = min(max(2*backoff, 10*time.Millisecond), time.Second)
+		s.o.log.Warn("config: change notifications interrupted; retrying", "err", err, "retry_in", backoff)
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(backoff/2 + rand.N(backoff/2+1)):
+			return true
 		}
+	}
+	var routed bool // a ClusterClient over standalone servers: known once asked
+	for ctx.Err() == nil {
+		subs, check, err := s.subscribers(ctx, &routed)
 		if err != nil {
-			s.invalidate("") // until resubscribed, changes may be missed
-			backoff = min(max(2*backoff, 10*time.Millisecond), time.Second)
-			s.o.log.Warn("config: change notifications interrupted; retrying", "err", err, "retry_in", backoff)
-			select {
-			case <-ctx.Done():
+			if !retry(err) {
 				return nil
-			case <-time.After(backoff/2 + rand.N(backoff/2+1)):
 			}
 			continue
 		}
-		backoff = 0
-		switch m := msg.(type) {
+		if s.listen(ctx, subs, check, &backoff) {
+			backoff = 0 // the shards changed: subscribe again at once
+		}
+	}
+	return nil
+}
+
+// subscriber is what Run subscribes with: the client, or one server's.
+type subscriber interface {
+	Subscribe(ctx context.Context, channels ...string) *redis.PubSub
+}
+
+// subscribers returns the clients to subscribe with, one per server whose
+// scripts' PUBLISH no other subscription hears, and, for a Ring, a
+// function that reports whether its live shards are still those. *routed
+// caches whether a ClusterClient is a Router's (standalone servers).
+func (s *Store) subscribers(ctx context.Context, routed *bool) ([]subscriber, func() bool, error) {
+	switch c := s.rdb.(type) {
+	case *redis.Ring:
+		shards := ringShards(ctx, c)
+		if len(shards) == 0 {
+			return nil, nil, errors.New("no live shard in the ring")
+		}
+		subs := make([]subscriber, len(shards))
+		for i, sc := range shards {
+			subs[i] = sc
+		}
+		return subs, func() bool { return slices.Equal(ringShards(ctx, c), shards) }, nil
+	case *redis.ClusterClient:
+		if !*routed {
+			// A Cluster passes every PUBLISH to every node, a Router's
+			// standalone servers do not.
+			info, err := c.Info(ctx, "cluster").Result()
+			if err != nil {
+				return nil, nil, fmt.Errorf("info cluster: %w", err)
+			}
+			if strings.Contains(info, "cluster_enabled:1") {
+				return []subscriber{c}, nil, nil
+			}
+			*routed = true
+		}
+		var mu sync.Mutex
+		var subs []subscriber
+		if err := c.ForEachMaster(ctx, func(_ context.Context, m *redis.Client) error {
+			mu.Lock()
+			defer mu.Unlock()
+			subs = append(subs, m)
+			return nil
+		}); err != nil {
+			return nil, nil, fmt.Errorf("servers: %w", err)
+		}
+		return subs, nil, nil
+	default:
+		return []subscriber{s.rdb}, nil, nil
+	}
+}
+
+// ringShards returns the live shards of c, ordered by address.
+func ringShards(ctx context.Context, c *redis.Ring) []*redis.Client {
+	var mu sync.Mutex
+	var out []*redis.Client
+	_ = c.ForEachShard(ctx, func(_ context.Context, sc *redis.Client) error {
+		mu.Lock()
+		defer mu.Unlock()
+		out = append(out, sc)
+		return nil
+	})
+	slices.SortFunc(out, func(a, b *redis.Client) int { return strings.Compare(a.Options().Addr, b.Options().Addr) })
+	return out
+}
+
+// event is what a subscription's reader tells listen: a confirmation, a
+// message, or an error (the reader backs off, then reads again, which
+// reconnects and subscribes again).
+type event struct {
+	sub  int
+	msg  any
+	err  error
+	wait chan<- time.Duration // after an error: how long the reader backs off
+}
+
+// ringCheck is how often Run compares a Ring's live shards with those it
+// subscribed to (go-redis's default Ring heartbeat).
+const ringCheck = 500 * time.Millisecond
+
+// listen subscribes with each of subs and applies what they hear until
+// ctx ends (false) or check, polled every ring heartbeat, reports that
+// the servers changed (true). *backoff is the backoff of the failures of
+// every subscription since one was last confirmed.
+func (s *Store) listen(ctx context.Context, subs []subscriber, check func() bool, backoff *time.Duration) bool {
+	lctx, cancel := context.WithCancel(ctx)
+	events := make(chan event)
+	var wg sync.WaitGroup
+	pss := make([]*redis.PubSub, len(subs))
+	for i, sub := range subs {
+		pss[i] = sub.Subscribe(lctx, s.channel)
+	}
+	for i, ps := range pss {
+		wg.Go(func() { s.read(lctx, i, ps, events) })
+	}
+	defer func() {
+		cancel()
+		for _, ps := range pss {
+			_ = ps.Close() // Receive does not return when ctx ends; Close makes it
+		}
+		wg.Wait()
+	}()
+	var tick <-chan time.Time
+	if check != nil {
+		t := time.NewTicker(ringCheck)
+		defer t.Stop()
+		tick = t.C
+	}
+	up := make([]bool, len(subs))
+	down := len(subs)
+	for {
+		var e event
+		select {
+		case <-ctx.Done():
+			return false
+		case <-tick:
+			if !check() {
+				s.invalidate("")
+				return true
+			}
+			continue
+		case e = <-events:
+		}
+		if e.err != nil {
+			s.invalidate("") // until resubscribed, changes on its server may be missed
+			if up[e.sub] {
+				up[e.sub] = false
+				down++
+			}
+			*backoff = min(max(2**backoff, 10*time.Millisecond), time.Second)
+			s.o.log.Warn("config: change notifications interrupted; retrying", "err", e.err, "retry_in", *backoff)
+			e.wait <- *backoff // buffered: the reader waits for it
+			continue
+		}
+		switch m := e.msg.(type) {
 		case *redis.Subscription:
-			s.changed("")
+			*backoff = 0
+			s.invalidate("")
+			if !up[e.sub] {
+				up[e.sub] = true
+				down--
+			}
+			if down == 0 {
+				s.changed("")
+			}
 		case *redis.Message:
 			s.changed(m.Payload)
+		}
+	}
+}
+
+// read receives what subscription ps (number i) hears and passes it to
+// listen, until ctx ends; after an error it backs off as listen says, then
+// receives again (go-redis reconnects and subscribes again).
+func (s *Store) read(ctx context.Context, i int, ps *redis.PubSub, events chan<- event) {
+	wait := make(chan time.Duration, 1)
+	for {
+		msg, err := ps.Receive(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		select {
+		case events <- event{sub: i, msg: msg, err: err, wait: wait}:
+		case <-ctx.Done():
+			return
+		}
+		if err == nil {
+			continue
+		}
+		var d time.Duration
+		select {
+		case d = <-wait:
+		case <-ctx.Done():
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(d/2 + rand.N(d/2+1)):
 		}
 	}
 }

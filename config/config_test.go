@@ -18,6 +18,7 @@ import (
 	"github.com/ria-go/ria"
 	"github.com/ria-go/ria/config"
 	"github.com/ria-go/ria/internal/redistest"
+	"github.com/ria-go/ria/shard"
 )
 
 func TestMain(m *testing.M) { redistest.Main(m) }
@@ -118,7 +119,14 @@ func runStore(t *testing.T, b *redistest.Backend, c config.Client, opts ...confi
 
 func waitFor(t *testing.T, ch <-chan string, want string) time.Time {
 	t.Helper()
-	timeout := time.After(30 * time.Second) // bounds a hang only
+	return waitForWithin(t, ch, want, 30*time.Second)
+}
+
+// waitForWithin is waitFor failing after d (a fail-safe: it bounds a hang
+// only).
+func waitForWithin(t *testing.T, ch <-chan string, want string, d time.Duration) time.Time {
+	t.Helper()
+	timeout := time.After(d)
 	for {
 		select {
 		case got := <-ch:
@@ -134,7 +142,7 @@ func waitFor(t *testing.T, ch <-chan string, want string) time.Time {
 // A change made through another client reaches a running Store's cache by
 // notification (the max age is an hour here): median latency < 100 ms.
 func TestStore_notification(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := context.Background()
 		other, _ := b.NewClient()
 		writer := newStore(t, b, other)
@@ -162,10 +170,48 @@ func TestStore_notification(t *testing.T) {
 	})
 }
 
+// On a Router's client (independent servers) and on a Ring, a Set's
+// PUBLISH runs on the server of the value's key, which passes it on to no
+// other: Run subscribes on every server, so a subscribed Store hears the
+// changes of values on each of them (the max age is an hour here).
+func TestStore_Run_everyServer(t *testing.T) {
+	b := redistest.New(t, redistest.Sharded)
+	addrs := map[string]string{}
+	for i, a := range b.Addrs() {
+		addrs[fmt.Sprint("s", i)] = a
+	}
+	ring := redis.NewRing(&redis.RingOptions{Addrs: addrs})
+	t.Cleanup(func() { _ = ring.Close() })
+	r, err := shard.NewRouter(b.Addrs()...)
+	require.NoError(t, err)
+	for name, c := range map[string]config.Client{"router": b.Client, "ring": ring} {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			reader, ch := runStore(t, b, c, config.WithMaxAge(time.Hour))
+			writer := newStore(t, b, c)
+			servers := map[int]bool{}
+			for i := range 12 {
+				comp := fmt.Sprint("c", i)
+				servers[r.Server(reader.Key("limits", comp))] = true
+				require.NoError(t, writer.Set(ctx, "limits", comp, 1))
+				waitForWithin(t, ch, "limits/"+comp, 10*time.Second)
+				var v int
+				require.NoError(t, reader.Get(ctx, "limits", comp, &v)) // cached for an hour
+				require.NoError(t, writer.Set(ctx, "limits", comp, 2))
+				waitForWithin(t, ch, "limits/"+comp, 10*time.Second)
+				require.NoError(t, reader.Get(ctx, "limits", comp, &v))
+				assert.Equal(t, 2, v, "component %s: the change is seen", comp)
+			}
+			require.Len(t, servers, len(b.Addrs()), "values on every server")
+		})
+	}
+}
+
 // A cut subscription is re-made: the Store drops its cache (changes may
-// have been missed) and gets later notifications.
+// have been missed) and gets later notifications; on a Router, one
+// subscription per server.
 func TestStore_resubscribes(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+	redistest.RunAll(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := context.Background()
 		c, _, f := b.FaultyClient()
 		reader, ch := runStore(t, b, c, config.WithMaxAge(time.Hour))

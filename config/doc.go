@@ -25,10 +25,13 @@
 // publish in one script, so a Store whose [Store.Run] is subscribed drops
 // the value from its cache within a notification's latency (measured on
 // the test machine: median well under a millisecond, asserted < 100 ms).
-// When the subscription breaks, Run drops the whole cache and resubscribes
-// (with backoff), then drops everything again: changes sent while
-// unsubscribed are never served from a stale cache longer than the max
-// age. A read that raced with a notification is not cached.
+// A script publishes on the server of the value's key, so Run subscribes
+// on every server whose messages no other subscription hears (see
+// Cluster). When a subscription (any server's) breaks, Run drops the
+// whole cache and resubscribes (with backoff), then drops everything
+// again: changes sent while unsubscribed are never served from a stale
+// cache longer than the max age. A read that raced with a notification is
+// not cached.
 //
 // [Conns.Get] returns a client built from the component's [ConnConfig]; a
 // changed configuration builds a new client on the next Get, and the old
@@ -48,7 +51,9 @@
 // Set 1, Delete 1, Get 0 from a fresh cache or 1, UnderMaintenance as Get,
 // Components one per 1,000 keys of the database per node,
 // Conns.Get as Get (plus the new client's own dial when it is built). Run
-// holds one Pub/Sub connection.
+// holds one Pub/Sub connection (one per server on a Router's client or a
+// Ring), plus, on a *redis.ClusterClient, one INFO round trip when it
+// starts (to tell a Cluster from a Router's servers).
 //
 // # Lost replies
 //
@@ -68,7 +73,12 @@
 //
 // # Cluster
 //
-// Each value is one key; Pub/Sub messages published on any node reach
-// subscribers on every node (classic Pub/Sub is cluster-wide), so Run works
-// on a *redis.ClusterClient as on a single server.
+// Each value is one key; Pub/Sub messages published on any node of a
+// Redis Cluster reach subscribers on every node (classic Pub/Sub is
+// cluster-wide), so there Run holds one subscription, as on a single
+// server. The independent servers behind a shard.Router's client (also a
+// *redis.ClusterClient: Run asks INFO cluster to tell them apart) and a
+// *redis.Ring's shards pass nothing on: there Run subscribes on each
+// server (each live shard of a Ring, subscribing again when they change)
+// and merges what it hears, so a change on any server reaches the cache.
 package config

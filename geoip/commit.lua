@@ -6,8 +6,11 @@
 -- (STRING, set by its first pipeline and never recreated, its TTL ending
 -- no later than the staged keys': gone if they expired at some point, even
 -- if later pipelines recreated them with part of the data); ARGV[1]
--- records key prefix, ARGV[2] the new version. A re-run after a lost reply
--- finds the version live already and answers the same.
+-- records key prefix, ARGV[2] the new version. Run as a once-script
+-- (script.NewOnce: a reply record is the last key, its TTL the last
+-- argument): a re-send after a lost reply gets the first run's reply, even
+-- if another import committed meanwhile (a re-run would find this version
+-- gone and its marker deleted, and answer EXPIRED for data that went live).
 local bad = check_types({KEYS[1], 'zset', 'geoip ranges', KEYS[2], 'zset', 'geoip staged ranges',
   KEYS[3], 'string', 'geoip version', ARGV[1] .. ARGV[2], 'hash', 'geoip staged records',
   KEYS[5], 'string', 'geoip import marker'})

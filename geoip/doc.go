@@ -74,14 +74,19 @@
 //
 // # Lost replies
 //
-// An import's batches (ZADD, HSET, PEXPIRE, SET NX of its marker) are idempotent, and its commit
-// recognises a re-run (the version is live already), so a re-send after a
-// lost reply changes nothing more; when no reply comes the error wraps
-// ria.ErrOutcomeUnknown (read [DB.Version] to know whether it went live).
-// Lookups change nothing, and a batch whose reply was lost is sent again.
-// Each step of a Drop is idempotent (a re-run finds less to delete and
-// answers the same), and dropping a dropped data set is not an error: a
-// Drop whose reply never came wraps ria.ErrOutcomeUnknown; call it again.
+// An import's batches (ZADD, HSET, PEXPIRE, SET NX of its marker) are
+// idempotent. Its commit is not (re-run after another import committed, it
+// would find its version gone and answer [ErrExpired] for data that went
+// live), so it records its reply for the client's retry window (a STRING
+// in the data set's slot, see Keys) and a re-send after a lost reply gets
+// that reply; when no reply comes the error wraps ria.ErrOutcomeUnknown
+// (read [DB.Version] to know whether it went live). Lookups change
+// nothing, and a batch whose reply was lost is sent again. A Drop's first
+// step is not idempotent either (re-run, it would delete an import that
+// committed after it), so it records its reply the same way; each later
+// step is (a re-run finds less to delete and continues the same scan).
+// Dropping a dropped data set is not an error: a Drop whose reply never
+// came wraps ria.ErrOutcomeUnknown; call it again.
 //
 // # Keys
 //
@@ -91,6 +96,7 @@
 //	<prefix>{<name>}:staging:<version>   ZSET, an import's ranges until it commits
 //	<prefix>{<name>}:staged:<version>    STRING, marker of an import's staging (expires no later than it)
 //	<prefix>{<name>}:dropped:<version>   STRING, tombstone of an import a Drop cut (expires)
+//	<prefix>{<name>}:once:<nonce>        STRING, reply record of a commit or a Drop's first step (lives for the client's retry window)
 //
 // A record in a range is "=" and the country code (range format), or "#",
 // the version, ":" and the location ID (GeoLite City). Default prefix

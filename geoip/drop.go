@@ -16,8 +16,13 @@ var ErrDropped = errors.New("geoip: data set dropped during the import")
 
 var (
 	//go:embed drop.lua
-	dropLua    string
-	dropScript = script.New("geoip drop", dropLua)
+	dropLua string
+	// dropFirst runs the first step, which UNLINKs the live data set:
+	// run again after a lost reply it would delete an import committed
+	// since, so a re-send is answered from the record of its first reply.
+	// dropStep runs the later steps, which are idempotent.
+	dropFirst = script.NewOnce("geoip drop", dropLua)
+	dropStep  = script.New("geoip drop scan", dropLua)
 )
 
 // dropScan is the SCAN COUNT of one step of Drop: about how many keys of
@@ -43,10 +48,12 @@ const dropScan = 1000
 // while Drop scanned, or staged only after the scan had passed) goes live
 // as if it had run after Drop.
 //
-// Dropping a data set that is gone, or never was, is not an error. Each
-// step is idempotent, so one re-sent after a lost reply answers the same;
-// when no reply comes the error wraps ria.ErrOutcomeUnknown, and calling
-// Drop again finishes the work. A key of the wrong type at the ranges,
+// Dropping a data set that is gone, or never was, is not an error. A
+// re-send after a lost reply changes nothing more: the first step's is
+// answered from a record of its first reply (run again, it would delete
+// an import committed since), and each later step is idempotent (a re-run
+// finds less to delete). When no reply comes the error wraps
+// ria.ErrOutcomeUnknown, and calling Drop again finishes the work. A key of the wrong type at the ranges,
 // the version or the live records gives a *ria.KeyError and changes
 // nothing.
 func (db *DB) Drop(ctx context.Context) error {
@@ -54,8 +61,15 @@ func (db *DB) Drop(ctx context.Context) error {
 	ks := []string{db.rangesKey(), db.versionKey()}
 	cursor := "0"
 	for {
-		v, err := dropScript.Run(ctx, db.rdb, ks, cursor, match, db.dropScan,
-			db.recordsPrefix(), db.stagingKey(""), db.tombstoneKey(""), stagingTTL.Milliseconds(), db.markerKey(""))
+		args := []any{cursor, match, db.dropScan,
+			db.recordsPrefix(), db.stagingKey(""), db.tombstoneKey(""), stagingTTL.Milliseconds(), db.markerKey("")}
+		var v any
+		var err error
+		if cursor == "0" {
+			v, err = dropFirst.RunOnce(ctx, db.rdb, db.onceKey(), ks, args...)
+		} else {
+			v, err = dropStep.Run(ctx, db.rdb, ks, args...)
+		}
 		if err != nil {
 			return fmt.Errorf("geoip: drop: %w", script.Unknown(err))
 		}

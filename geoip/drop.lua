@@ -9,9 +9,12 @@
 -- ranges, import markers and the records of every version but the live one
 -- (a crashed import's, or those of an import running now), setting a tombstone for
 -- each version it met: that import's commit fails (commit.lua). UNLINK
--- frees a big key in the background. Returns {next cursor, keys unlinked};
--- a re-run after a lost reply finds less to unlink and continues the same
--- scan.
+-- frees a big key in the background. Returns {next cursor, keys unlinked}.
+-- The first step runs as a once-script (script.NewOnce: a reply record is
+-- the last key, its TTL the last argument): re-run, it would UNLINK an
+-- import that committed after it ran. A later step is idempotent: a
+-- re-run continues the same scan, finds less to unlink and spares the live
+-- version's records, whatever committed meanwhile.
 local bad
 if ARGV[1] == '0' then
   bad = check_types({KEYS[1], 'zset', 'geoip ranges', KEYS[2], 'string', 'geoip version'})

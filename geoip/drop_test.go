@@ -31,7 +31,7 @@ const (
 func assertGone(t *testing.T, b *redistest.Backend, db *geoip.DB, name string, addrs ...netip.Addr) {
 	t.Helper()
 	ctx := context.Background()
-	assert.Empty(t, b.Keys(b.Prefix+"{"+name+"}:*"), "no key of the data set is left")
+	assert.Empty(t, dataKeys(b, b.Prefix+"{"+name+"}:*"), "no key of the data set is left")
 	v, err := db.Version(ctx)
 	require.NoError(t, err)
 	assert.Empty(t, v, "Version after Drop")
@@ -130,7 +130,7 @@ func TestDrop_leftovers(t *testing.T) {
 				assert.Greater(t, rt, int64(1), "Drop round trips with a SCAN step of %d", scan)
 			}
 			t.Logf("SCAN step %d: %d round trips", scan, rt)
-			assert.ElementsMatch(t, []string{k("dropped:crashed"), k("dropped:old")}, b.Keys(b.Prefix+"{left}:*"),
+			assert.ElementsMatch(t, []string{k("dropped:crashed"), k("dropped:old")}, dataKeys(b, b.Prefix+"{left}:*"),
 				"only the tombstones are left")
 			for _, key := range []string{k("dropped:crashed"), k("dropped:old")} {
 				ttl, err := b.Client.PTTL(ctx, key).Result()
@@ -293,7 +293,7 @@ func TestDrop_lostReplies(t *testing.T) {
 		gone := func() bool {
 			v, err := db.Version(ctx)
 			_, lerr := db.Lookup(ctx, netip.MustParseAddr("1.0.0.1"))
-			return err == nil && v == "" && errors.Is(lerr, geoip.ErrNotFound) && len(b.Keys(b.Prefix+"{lost}:*")) == 0
+			return err == nil && v == "" && errors.Is(lerr, geoip.ErrNotFound) && len(dataKeys(b, b.Prefix+"{lost}:*")) == 0
 		}
 		for i := range 3 {
 			if i < 2 {
@@ -321,6 +321,40 @@ func TestDrop_lostReplies(t *testing.T) {
 		h.Check(errors.Is(err, ria.ErrOutcomeUnknown), "Drop under delay: %v", err)
 		h.Check(gone(), "Drop under delay: the data set is gone")
 		h.Check(sdb.Drop(ctx) == nil, "Drop again")
+	})
+}
+
+// Drop's first step runs (the data set is gone), its reply is lost, and an
+// import commits before go-redis's re-send arrives: that import committed
+// after the Drop and goes live as if it had run after it. A re-run of the
+// first step would UNLINK it; the re-send is answered from the record of
+// the first reply, and the import's data set stays.
+func TestDrop_firstStepResentAfterImport(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := context.Background()
+		c, f, lose, entered, free := heldResend(t, b)
+		db, err := geoip.New(c, "race", geoip.WithPrefix(b.Prefix))
+		require.NoError(t, err)
+		other, err := geoip.New(b.Client, "race", geoip.WithPrefix(b.Prefix))
+		require.NoError(t, err)
+		_, err = db.ImportRanges(ctx, strings.NewReader("1.0.0.0,1.0.0.255,AA\n"))
+		require.NoError(t, err)
+		require.NoError(t, db.Drop(ctx)) // loads the drop script on the data set's node
+		_, err = db.ImportRanges(ctx, strings.NewReader("1.0.0.0,1.0.0.255,AA\n"))
+		require.NoError(t, err)
+
+		f.LoseReply(1, lose)
+		done := make(chan error, 1)
+		go func() { done <- db.Drop(ctx) }()
+		<-entered // Drop's first step ran, its reply was lost; the re-send is dialling
+		_, err = other.ImportRanges(ctx, strings.NewReader("1.0.0.0,1.0.0.255,CC\n"))
+		require.NoError(t, err, "an import after the Drop")
+		free()
+		require.NoError(t, <-done)
+		require.EqualValues(t, 1, f.Lost())
+		r, err := other.Lookup(ctx, netip.MustParseAddr("1.0.0.7"))
+		require.NoError(t, err, "the import that committed after the Drop ran is live")
+		assert.Equal(t, "CC", r.Country)
 	})
 }
 
@@ -363,7 +397,7 @@ func TestImport_stagingExpired(t *testing.T) {
 	old := "1.0.0.0,1.0.0.255,AA\n"
 	_, err := db.ImportRanges(ctx, strings.NewReader(old))
 	require.NoError(t, err)
-	before := b.Snapshot()
+	before := dataSnapshot(b)
 	neu := "2.0.0.0,2.0.0.255,AU\n3.0.0.0,3.0.0.255,AU\n4.0.0.0,4.0.0.255,AU\n5.0.0.0,5.0.0.255,AU\n"
 	var moved bool
 	p, err := db.ImportRanges(ctx, strings.NewReader(neu), geoip.WithBatch(1, 1),
@@ -377,7 +411,7 @@ func TestImport_stagingExpired(t *testing.T) {
 	require.ErrorIs(t, err, geoip.ErrExpired)
 	assert.NotErrorIs(t, err, ria.ErrOutcomeUnknown)
 	assert.EqualValues(t, 4, p.Ranges, "the import read the whole file")
-	assert.Equal(t, before, b.Snapshot(), "the old data set is live, nothing staged is left")
+	assert.Equal(t, before, dataSnapshot(b), "the old data set is live, nothing staged is left")
 	r, err := db.Lookup(ctx, netip.MustParseAddr("1.0.0.1"))
 	require.NoError(t, err)
 	assert.Equal(t, "AA", r.Country)
@@ -444,7 +478,7 @@ func TestDrop_stalledImport(t *testing.T) {
 		require.NoError(t, err, a)
 		assert.Equal(t, "AU", r.Country)
 	}
-	keys := b.Keys(b.Prefix + "{stall}:*")
+	keys := dataKeys(b, b.Prefix+"{stall}:*")
 	assert.ElementsMatch(t, []string{b.Prefix + "{stall}:ranges", b.Prefix + "{stall}:version"}, keys)
 	ttl, err := b.Client.PTTL(ctx, b.Prefix+"{stall}:ranges").Result()
 	require.NoError(t, err)

@@ -28,7 +28,7 @@ var (
 var (
 	//go:embed commit.lua
 	commitLua    string
-	commitScript = script.New("geoip commit", commitLua)
+	commitScript = script.NewOnce("geoip commit", commitLua)
 )
 
 // Client is the subset of go-redis this package uses.
@@ -125,6 +125,10 @@ func (db *DB) stagingKey(v string) string   { return db.keys.Key(db.name, "stagi
 func (db *DB) recordsPrefix() string        { return db.keys.Key(db.name, "records:") }
 func (db *DB) tombstoneKey(v string) string { return db.keys.Key(db.name, "dropped:"+v) }
 func (db *DB) markerKey(v string) string    { return db.keys.Key(db.name, "staged:"+v) }
+
+// onceKey returns a new reply record key of a once-script call on the
+// data set (in its slot): <prefix>{<name>}:once:<nonce>.
+func (db *DB) onceKey() string { return db.keys.Once(db.name) }
 
 // Version returns the version of the live data set, "" before any import
 // completed (every lookup is then not found). One round trip.

@@ -6,6 +6,7 @@ import (
 	"math/big"
 	mrand "math/rand"
 	"math/rand/v2"
+	"net"
 	"net/netip"
 	"sort"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -22,6 +24,67 @@ import (
 )
 
 func TestMain(m *testing.M) { redistest.Main(m) }
+
+// dataKeys returns the keys of b that match pattern, but for the reply
+// records of once-scripts (<prefix>{<name>}:once:<nonce>), which outlive
+// a call by the client's retry window.
+func dataKeys(b *redistest.Backend, pattern string) []string {
+	var out []string
+	for _, k := range b.Keys(pattern) {
+		if !strings.Contains(k, "}:once:") {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// dataSnapshot returns b.Snapshot() but for the reply records of
+// once-scripts (see dataKeys).
+func dataSnapshot(b *redistest.Backend) map[string]string {
+	s := b.Snapshot()
+	for k := range s {
+		if strings.Contains(k, "}:once:") {
+			delete(s, k)
+		}
+	}
+	return s
+}
+
+// heldResend returns a client of b (one connection) whose next script's
+// reply will be lost once armed with f.LoseReply(1, lose): entered is
+// closed when go-redis's re-send of that script dials a new connection,
+// and the dial waits until free is called (the test's cleanup calls it
+// too), so that the test acts between the first run and its re-send.
+func heldResend(t *testing.T, b *redistest.Backend) (c redis.UniversalClient, f *redistest.Faults, lose func([]string) bool, entered <-chan struct{}, free func()) {
+	t.Helper()
+	var (
+		lostSeen atomic.Bool
+		once     sync.Once
+		in       = make(chan struct{})
+		release  = make(chan struct{})
+		freeOnce sync.Once
+	)
+	free = func() { freeOnce.Do(func() { close(release) }) }
+	t.Cleanup(free) // never leave the dial blocked
+	c, _, f = b.FaultyClient(func(o *redis.UniversalOptions) {
+		o.PoolSize = 1 // the re-send must dial a new connection
+		inner := o.Dialer
+		o.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if lostSeen.Load() {
+				once.Do(func() { close(in); <-release })
+			}
+			return inner(ctx, network, addr)
+		}
+	})
+	lose = func(cmd []string) bool {
+		if redistest.Scripts(cmd) {
+			lostSeen.Store(true)
+			return true
+		}
+		return false
+	}
+	return c, f, lose, in, free
+}
 
 // refRange is a range of the in-memory reference.
 type refRange struct {
@@ -256,7 +319,7 @@ func TestImport_atomicReplace(t *testing.T) {
 		t.Logf("reader batches %d, mixed %d", batches.Load(), mixes.Load())
 		assert.Zero(t, mixes.Load())
 		assert.Zero(t, mismatches(t, db, neu, addrs))
-		assert.ElementsMatch(t, []string{b.Prefix + "{swap}:ranges", b.Prefix + "{swap}:version"}, b.Keys(b.Prefix+"*"), "the old data set is gone")
+		assert.ElementsMatch(t, []string{b.Prefix + "{swap}:ranges", b.Prefix + "{swap}:version"}, dataKeys(b, b.Prefix+"*"), "the old data set is gone")
 	})
 }
 
@@ -483,7 +546,69 @@ func TestLostReplies(t *testing.T) {
 		require.EqualValues(t, calls, f.Lost())
 		t.Logf("fault harness: geoip Import/Lookup: calls=%d lost=%d disagreements=%d", calls, f.Lost(), disagreements)
 		assert.Zero(t, disagreements)
-		assert.Len(t, b.Keys(b.Prefix+"*"), 2)
+		assert.Len(t, dataKeys(b, b.Prefix+"*"), 2)
+	})
+}
+
+// The commit of an import runs (the import goes live), its reply is lost,
+// and another import commits before go-redis's re-send arrives. A re-run
+// would find neither its version live nor its marker and answer EXPIRED
+// ("nothing of it went live", a refusal for something it did): the
+// re-send is answered from the record of the first reply, and the import
+// succeeds.
+func TestImport_commitResentAfterAnotherImport(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := context.Background()
+		c, f, lose, entered, free := heldResend(t, b)
+		db, err := geoip.New(c, "race", geoip.WithPrefix(b.Prefix))
+		require.NoError(t, err)
+		other, err := geoip.New(b.Client, "race", geoip.WithPrefix(b.Prefix))
+		require.NoError(t, err)
+		// Load the commit script on the data set's node.
+		_, err = db.ImportRanges(ctx, strings.NewReader("1.0.0.0,1.0.0.255,AA\n"))
+		require.NoError(t, err)
+
+		f.LoseReply(1, lose)
+		done := make(chan error, 1)
+		go func() {
+			_, err := db.ImportRanges(ctx, strings.NewReader("1.0.0.0,1.0.0.255,BB\n"))
+			done <- err
+		}()
+		<-entered // the commit ran, its reply was lost; the re-send is dialling
+		_, err = other.ImportRanges(ctx, strings.NewReader("1.0.0.0,1.0.0.255,CC\n"))
+		require.NoError(t, err, "another process imports meanwhile")
+		free()
+		err = <-done
+		require.EqualValues(t, 1, f.Lost())
+		assert.NoError(t, err, "the import went live: its commit's re-send answers as its first run")
+		r, err := db.Lookup(ctx, netip.MustParseAddr("1.0.0.7"))
+		require.NoError(t, err)
+		assert.Equal(t, "CC", r.Country, "the later import is live")
+	})
+}
+
+// A commit whose reply never comes (the client does not re-send) went
+// live, and its error wraps ria.ErrOutcomeUnknown, not a refusal.
+func TestImport_commitReplyLost(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := context.Background()
+		c, _, f := b.FaultyClient(func(o *redis.UniversalOptions) { o.MaxRetries = -1; o.MaxRedirects = -1 })
+		db, err := geoip.New(c, "unknown", geoip.WithPrefix(b.Prefix))
+		require.NoError(t, err)
+		_, err = db.ImportRanges(ctx, strings.NewReader("1.0.0.0,1.0.0.255,AA\n")) // loads the script
+		require.NoError(t, err)
+		before, err := db.Version(ctx)
+		require.NoError(t, err)
+		f.LoseReply(1, redistest.Scripts)
+		_, err = db.ImportRanges(ctx, strings.NewReader("1.0.0.0,1.0.0.255,BB\n"))
+		require.EqualValues(t, 1, f.Lost())
+		assert.ErrorIs(t, err, ria.ErrOutcomeUnknown)
+		after, err := db.Version(ctx)
+		require.NoError(t, err)
+		assert.NotEqual(t, before, after, "the commit ran")
+		r, err := db.Lookup(ctx, netip.MustParseAddr("1.0.0.7"))
+		require.NoError(t, err)
+		assert.Equal(t, "BB", r.Country)
 	})
 }
 

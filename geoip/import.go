@@ -410,9 +410,13 @@ func (im *importer) finish(ctx context.Context, err error, stop func()) (Progres
 		err = errors.New("no ranges")
 	}
 	if err == nil {
-		_, err = commitScript.Run(ctx, im.db.rdb, []string{im.db.rangesKey(), im.ranges, im.db.versionKey(), im.tomb, im.marker},
+		// A once-script: a re-send after a lost reply is answered from
+		// the first run's record, even if another import committed since
+		// (its version is no longer live, its marker is gone: a re-run
+		// would answer EXPIRED for data that went live).
+		_, err = commitScript.RunOnce(ctx, im.db.rdb, im.db.onceKey(),
+			[]string{im.db.rangesKey(), im.ranges, im.db.versionKey(), im.tomb, im.marker},
 			im.db.recordsPrefix(), im.version)
-		err = script.Unknown(err)
 		var rerr redis.Error
 		if errors.As(err, &rerr) {
 			switch {
