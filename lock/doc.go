@@ -63,7 +63,8 @@
 //   - A holder that crashes never releases: waiters block at most until its
 //     TTL ends (plus a few ms of jitter), then try again. A waiter that dies
 //     keeps its place only until the end of its current blocking wait
-//     (bounded by the owner's TTL and its own wait, plus 2 s); a release
+//     (bounded by the owner's TTL, half its own TTL and its own wait, plus
+//     2 s); a release
 //     skips expired places. A waiter that takes the lock by its own
 //     attempt (the holder's TTL ended) leaves the queue in the same
 //     script, so no later release hands the lock back to it once its own
@@ -301,7 +302,10 @@
 // client's ReadTimeout, which go-redis does not lengthen inside a
 // pipeline): a longer wait goes on with one plain blocking wait until the
 // holder's TTL ends (or a release hands the lock over), one more per
-// expired TTL or per 30 s. A waiter that gives up pays 1 to leave the
+// expired TTL or per 30 s, and an attempt again every half of the
+// waiter's own TTL when that is shorter (a hand-over is dated from the
+// waiter's last attempt: it must come with time left for Do and
+// KeepAlive to extend it). A waiter that gives up pays 1 to leave the
 // queue. With a ReadTimeout under about 260 ms there is no room for a
 // blocking read in a pipeline, and every wait is plain (a wake that a
 // plain wait reads, which stays on the grant list, costs 1 more to delete).

@@ -259,3 +259,40 @@ func TestDo_handOverLateInWait_keptAndReleased(t *testing.T) {
 		})
 	}
 }
+
+// A waiter whose TTL is shorter than the holder's keeps its grant's
+// estimate alive: its waits after an attempt block at most half its own
+// TTL, then it attempts again (renewing its place, dating a grant anew).
+// It waited for the holder's TTL, so a hand-over 3 s after its attempt
+// came with its 1 s estimate long passed: Do took the lock for lost and
+// did not release it, which then stayed held for the waiter's TTL.
+func TestDo_shortTTLBehindLongHolder(t *testing.T) {
+	b := redistest.New(t, redistest.Standalone)
+	ctx := t.Context()
+	other, lw := newLocker(b), newLocker(b)
+	l, err := other.TryAcquire(ctx, "x", time.Minute)
+	require.NoError(t, err)
+	queued := make(chan time.Time, 1)
+	lw.SetHookForTest(func(e string) {
+		if e == "queued" {
+			select {
+			case queued <- time.Now():
+			default:
+			}
+		}
+	})
+	var token string
+	done := make(chan error, 1)
+	go func() {
+		done <- lw.Do(ctx, "x", time.Second, func(_ context.Context, l *lock.Lock) error {
+			token = l.Token()
+			return nil
+		}, lock.WithWait(time.Minute))
+	}()
+	start := <-queued
+	<-time.After(time.Until(start.Add(3 * time.Second))) // three of the waiter's TTLs
+	require.NoError(t, l.Release(ctx))                   // hands it over
+	require.NoError(t, <-done, "the lock was the waiter's on the server")
+	v, err := b.Client.Get(ctx, ownerKey(b, "x")).Result()
+	assert.ErrorIs(t, err, redis.Nil, "the Do released it (owner %q, the waiter %q)", v, token)
+}

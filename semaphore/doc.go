@@ -121,7 +121,8 @@
 //     deadline, and the waiters blocked until then race for it; FIFO order
 //     resumes with the next release. A waiter that dies keeps its place only
 //     until the end of its current blocking wait (bounded by the earliest
-//     deadline and its own wait, plus 2 s); releases skip expired places. A
+//     deadline, half the timeout and its own wait, plus 2 s); releases skip
+//     expired places. A
 //     waiter that dies just after being handed a permit holds it until its
 //     deadline.
 //   - Semaphores of one name should agree on limit and timeout: a hand-over

@@ -65,8 +65,8 @@ const (
 	MaxBlock = 30 * time.Second
 	// BlindCap caps the wait of a pipelined round, which is chosen before
 	// the round's attempt tells when the holder's lease ends: a waiter
-	// notices a crashed holder's expiry at most this late (or its own
-	// lease, if shorter).
+	// notices a crashed holder's expiry at most this late (or half its
+	// own lease, if shorter).
 	BlindCap = time.Second
 	// minPipe is the least read-timeout room for a pipelined round.
 	minPipe = 10 * time.Millisecond
@@ -85,7 +85,12 @@ type Turn struct {
 	GrantKey  string
 	GrantRole string
 	// Lease is the caller's own lease (a lock's TTL, a permit's timeout).
-	// It also bounds the wait of a pipelined round (see [BlindCap]).
+	// Half of it bounds every blocking wait after an attempt: a grant is
+	// dated from the last attempt (the lease a release gives starts at the
+	// hand-over, later), so one that came more than a lease after it would
+	// reach the caller with its local expiry passed; half a lease leaves
+	// the caller time to refresh it. A caller waiting behind a longer
+	// holder attempts again every half lease.
 	Lease time.Duration
 	// Hint, if not nil, is the caller's contention hint: set, it says that
 	// the resource is likely taken (recent attempts found it so), and Queue
@@ -261,7 +266,7 @@ func (q *queuer) run(ctx context.Context) (bool, error) {
 		var r round
 		switch {
 		case waitFor > 0:
-			r = q.plainWait(ctx, max(min(waitFor, left), time.Millisecond))
+			r = q.plainWait(ctx, max(min(waitFor, left, q.leaseLeft()), time.Millisecond))
 			waitFor = 0
 		case q.pipe && pipeRoom(q.c) >= minPipe:
 			r = q.pipelined(ctx, left)
@@ -328,6 +333,15 @@ func (q *queuer) run(ctx context.Context) (bool, error) {
 	}
 }
 
+// leaseLeft is how long a plain wait may still block: until half the
+// caller's lease after the last attempt (see [Turn.Lease]).
+func (q *queuer) leaseLeft() time.Duration {
+	if q.t.Lease <= 0 || q.attempted.IsZero() {
+		return MaxBlock
+	}
+	return time.Until(q.attempted.Add(q.t.Lease / 2))
+}
+
 // attempt is a plain round's attempt.
 func (q *queuer) attempt(ctx context.Context, left time.Duration) round {
 	r := round{ran: true, since: time.Now()}
@@ -379,7 +393,7 @@ func (q *queuer) plainWait(ctx context.Context, d time.Duration) round {
 func (q *queuer) pipelined(ctx context.Context, left time.Duration) round {
 	block := min(left, pipeRoom(q.c), BlindCap)
 	if q.t.Lease > 0 {
-		block = min(block, q.t.Lease)
+		block = min(block, q.t.Lease/2)
 	}
 	block = max(block, time.Millisecond)
 	pctx, pcancel := context.WithCancel(context.WithoutCancel(ctx))

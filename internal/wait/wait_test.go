@@ -678,7 +678,7 @@ func TestQueue_firstTry(t *testing.T) {
 func TestQueue_retryIn(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		const retryIn = 50 * time.Millisecond
-		r := &turn{grantKey: b.Prefix + "{k}:grant", lease: retryIn, attempt: func(_ context.Context, n int) (bool, time.Duration, error) {
+		r := &turn{grantKey: b.Prefix + "{k}:grant", lease: 4 * retryIn, attempt: func(_ context.Context, n int) (bool, time.Duration, error) {
 			return n == 3, retryIn, nil
 		}}
 		q := queue(bounded(t), b.Client, time.Now().Add(10*time.Second), r)
@@ -697,12 +697,12 @@ func TestQueue_retryIn(t *testing.T) {
 }
 
 // A pipelined round's wait is chosen before its attempt's reply: it is
-// bounded by the lease and BlindCap, and the retryIn the attempt reports
-// then bounds a plain wait with no new attempt.
+// bounded by half the lease and BlindCap, and the retryIn the attempt
+// reports then bounds a plain wait with no new attempt.
 func TestQueue_blindRound(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
-		const lease = 300 * time.Millisecond
-		const retryIn = time.Second // the holder's lease, seen by the attempt
+		const lease = 6 * time.Second
+		const retryIn = 2 * time.Second // the holder's lease, seen by the attempt
 		r := &turn{grantKey: b.Prefix + "{k}:grant", hot: true, lease: lease, attempt: func(_ context.Context, n int) (bool, time.Duration, error) {
 			return n == 2, retryIn, nil
 		}}
@@ -716,6 +716,27 @@ func TestQueue_blindRound(t *testing.T) {
 		assert.GreaterOrEqual(t, gap, retryIn-5*time.Millisecond, "waited until the holder's lease ended")
 		assert.Less(t, time.Since(start), retryIn+3*time.Second)
 		assert.Equal(t, int64(3), rt, "pipelined round, plain wait for the rest of retryIn, pipelined round")
+	})
+}
+
+// A caller whose lease is shorter than the holder's waits at most half its
+// lease after each attempt, then attempts again: a grant is dated from its
+// last attempt, and one that came later than its lease after it would be
+// an expired estimate of a lease the server holds for it.
+func TestQueue_halfLease(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		const lease = 300 * time.Millisecond
+		const retryIn = 5 * time.Second // the holder's lease, seen by the attempt
+		r := &turn{grantKey: b.Prefix + "{k}:grant", lease: lease, attempt: func(_ context.Context, n int) (bool, time.Duration, error) {
+			return n == 4, retryIn, nil
+		}}
+		assert.Equal(t, queued{true, nil}, queue(bounded(t), b.Client, time.Now().Add(10*time.Second), r))
+		require.Len(t, r.calls, 4)
+		for i := 1; i < len(r.calls); i++ {
+			gap := r.calls[i].at.Sub(r.calls[i-1].at)
+			assert.GreaterOrEqual(t, gap, lease/2-5*time.Millisecond, "attempt %d", i+1)
+			assert.Less(t, gap, retryIn, "attempt %d came before the holder's lease ended", i+1)
+		}
 	})
 }
 
