@@ -91,8 +91,10 @@ local function since_of(ad)
   return nil, tonumber(s)
 end
 
+-- score: the member's score, 0 when it has none (to_number: miniredis
+-- replies 1e6 as '1e+6').
 local function score(key, member)
-  return tonumber(redis.call('ZSCORE', key, member) or '0')
+  return to_number(redis.call('ZSCORE', key, member) or '0')
 end
 
 -- update_cpms is the book's update_cpms: the ad's eCPM from its own

@@ -4,7 +4,7 @@
 -- ARGV[1] ad  ARGV[2] type (cpc|cpa|cpm)  ARGV[3] value
 -- ARGV[4] n locations, the locations, then m words, the words
 -- returns 1 added, 0 replaced
-local ad, typ, value = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local ad, typ, value = ARGV[1], ARGV[2], to_number(ARGV[3]) -- Go writes 1e+06
 local nl = tonumber(ARGV[4])
 local nw = tonumber(ARGV[5 + nl])
 local bad = check_common()

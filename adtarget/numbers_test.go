@@ -32,3 +32,49 @@ func TestTarget_servedOutOfRange(t *testing.T) {
 		}
 	})
 }
+
+// TestIndex_valueExponent: a bid value Go writes with an exponent and no
+// fraction (strconv.FormatFloat 'g': 1e6 is "1e+06", 0.00005 "5e-05"), and
+// the eCPM scores miniredis replies that way ("1e+6"), are read as the
+// same numbers on every backend: miniredis's Lua tonumber reads neither,
+// and the valid ad was refused with a Lua error.
+func TestIndex_valueExponent(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		x := newTargeter(t, b)
+		for _, ad := range []adtarget.Ad{
+			{ID: "big", Locations: []string{"US"}, Content: "redis", Bid: adtarget.CPM, Value: adtarget.MaxValue},
+			{ID: "tiny", Locations: []string{"US"}, Content: "redis", Bid: adtarget.CPC, Value: 0.00005},
+			{ID: "small", Locations: []string{"US"}, Content: "cluster", Bid: adtarget.CPM, Value: 3e-8},
+			{ID: "smaller", Locations: []string{"US"}, Content: "cluster", Bid: adtarget.CPM, Value: 2e-8},
+		} {
+			added, err := x.Index(ctx, ad)
+			if assert.NoError(t, err, "index %s", ad.ID) {
+				assert.True(t, added)
+				s, err := x.Stats(ctx, ad.ID)
+				require.NoError(t, err)
+				assert.Equal(t, ad.Value, s.Value, "%s value", ad.ID)
+				assert.Equal(t, ad.Value, s.ECPM, "%s eCPM", ad.ID)
+			}
+		}
+		tg, ok, err := x.Target(ctx, []string{"US"}, "redis")
+		require.NoError(t, err)
+		require.True(t, ok)
+		assert.Equal(t, "big", tg.Ad)
+		assert.Equal(t, float64(adtarget.MaxValue), tg.ECPM)
+		// eCPMs miniredis replies as "3e-8": by ZMSCORE (ads holding a
+		// page word), then by the walk of the eCPM ZSET (no page word).
+		for _, id := range []string{"big", "tiny"} {
+			removed, err := x.Remove(ctx, id)
+			require.NoError(t, err)
+			require.True(t, removed)
+		}
+		for _, content := range []string{"cluster", "nothing"} {
+			tg, ok, err = x.Target(ctx, []string{"US"}, content)
+			require.NoError(t, err, content)
+			require.True(t, ok, content)
+			assert.Equal(t, "small", tg.Ad, content)
+			assert.Equal(t, 3e-8, tg.ECPM, content)
+		}
+	})
+}

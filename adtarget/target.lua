@@ -4,7 +4,8 @@
 -- ARGV[1] matched-words TTL in ms  ARGV[2] n locations, the locations,
 -- then m words, the words
 -- returns {targeting ID, ad, eCPM with bonus as a string}, or nil when no
--- ad targets the locations
+-- ad targets the locations. Scores are read with to_number (check.lua):
+-- miniredis replies 1e6 as '1e+6', which its Lua's tonumber does not read.
 local ttl, nl = ARGV[1], tonumber(ARGV[2])
 local nw = tonumber(ARGV[3 + nl])
 local bad = check_common()
@@ -44,7 +45,7 @@ for i = 3, 2 + nl do
   for _, w in ipairs(words) do
     local r = redis.call('ZRANGE', KW(ARGV[i], w), 0, -1, 'WITHSCORES')
     for j = 1, #r, 2 do
-      local ad, b = r[j], tonumber(r[j + 1])
+      local ad, b = r[j], to_number(r[j + 1])
       if lo[ad] == nil then
         lo[ad], hi[ad] = b, b
       else
@@ -73,7 +74,7 @@ for i = 1, #cands, 1000 do
   for j = i, math.min(i + 999, #cands) do chunk[#chunk + 1] = cands[j] end
   local vs = redis.call('ZMSCORE', VALUE, unpack(chunk))
   for j, ad in ipairs(chunk) do
-    if vs[j] then consider(ad, tonumber(vs[j]) + lo[ad] * 0.5 + hi[ad] * 0.5) end
+    if vs[j] then consider(ad, to_number(vs[j]) + lo[ad] * 0.5 + hi[ad] * 0.5) end
   end
 end
 -- The best ad holding no page word: a location with few ads (|m|^2 at
@@ -85,7 +86,7 @@ local function score_all(ids)
     for j = i, math.min(i + 999, #ids) do chunk[#chunk + 1] = ids[j] end
     local vs = redis.call('ZMSCORE', VALUE, unpack(chunk))
     for j, ad in ipairs(chunk) do
-      if vs[j] then consider(ad, tonumber(vs[j])) end
+      if vs[j] then consider(ad, to_number(vs[j])) end
     end
   end
 end
@@ -104,7 +105,7 @@ while not done do
   local r = redis.call('ZREVRANGE', VALUE, from, from + page - 1, 'WITHSCORES')
   local ids, vals = {}, {}
   for j = 1, #r, 2 do
-    local ad, v = r[j], tonumber(r[j + 1])
+    local ad, v = r[j], to_number(r[j + 1])
     if best ~= nil and (v < bestScore or (v == bestScore and bless(ad, best))) then done = true; break end
     if lo[ad] == nil then ids[#ids + 1] = ad; vals[#vals + 1] = v end
   end

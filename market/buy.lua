@@ -26,7 +26,7 @@ local funds = redis.call('hget', KEYS[2], 'funds')
 if not funds then
   return {2, 0, ''}
 end
-local price = tonumber(score)
+local price = to_number(score) -- miniredis replies 1e+8 for 100000000
 if not price or price < 1 or price > 9007199254740992 or price % 1 ~= 0 then
   return {5, 0, score}
 end

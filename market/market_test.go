@@ -279,6 +279,26 @@ func TestMarket_maxPrice(t *testing.T) {
 	})
 }
 
+// A round price (100,000,000) sells on every backend: miniredis replies
+// its score as "1e+8", which its Lua's tonumber does not read, and the Lua
+// variant refused the listing as a malformed price there.
+func TestMarket_roundPrice(t *testing.T) {
+	forEachVariant(t, func(t *testing.T, b *redistest.Backend, v variant, m *market.Market) {
+		ctx := t.Context()
+		const price = 100_000_000
+		require.NoError(t, m.AddUser(ctx, "17", "Frank", 0))
+		require.NoError(t, m.AddUser(ctx, "27", "Bill", price))
+		require.NoError(t, m.AddItem(ctx, "17", "ItemA"))
+		require.NoError(t, v.list(m, ctx, "17", "ItemA", price))
+		paid, err := v.buy(m, ctx, "27", "17", "ItemA", price)
+		require.NoError(t, err)
+		assert.Equal(t, int64(price), paid)
+		f, err := m.Funds(ctx, "17")
+		require.NoError(t, err)
+		assert.Equal(t, int64(price), f)
+	})
+}
+
 // A listing whose score someone else set to a non-price is refused by every
 // variant with a *ria.KeyError naming the listings, and nothing moves (the
 // Lua variant used to loop forever on a negative price, blocking the

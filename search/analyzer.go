@@ -61,15 +61,27 @@ type Standard struct {
 type StandardOption func(*Standard)
 
 // StopWords replaces the stop words (default [BookStopWords]). They are
-// matched after lower-casing and before the filters run. No words: no
-// stop words.
+// matched before the filters run, and read as words are: lower-cased,
+// the typographic apostrophe ’ as ', apostrophes at their ends stripped
+// (so "It’s" and "it's" are the same stop word). No words: no stop words.
 func StopWords(words ...string) StandardOption {
 	return func(s *Standard) {
 		s.stop = make(map[string]struct{}, len(words))
 		for _, w := range words {
-			s.stop[strings.ToLower(w)] = struct{}{}
+			s.stop[normWord(w)] = struct{}{}
 		}
 	}
+}
+
+// normWord reads w as [Standard.Terms] reads a word: lower-cased, ’ as ',
+// apostrophes at its ends stripped.
+func normWord(w string) string {
+	return strings.Trim(strings.Map(func(r rune) rune {
+		if r == '’' {
+			return '\''
+		}
+		return unicode.ToLower(r)
+	}, w), "'")
 }
 
 // MinLength sets the minimum length of a word in characters (default 2,
@@ -123,10 +135,11 @@ func Tokenize(text string) []string {
 	return out
 }
 
-// IsStopWord reports whether s drops w (after lower-casing) as a stop
-// word.
+// IsStopWord reports whether s drops the word w as a stop word, reading w
+// as [Standard.Terms] does (lower-cased, ’ as ', apostrophes at its ends
+// stripped): IsStopWord("It’s") is true when "it's" is a stop word.
 func (s *Standard) IsStopWord(w string) bool {
-	_, ok := s.stop[strings.ToLower(w)]
+	_, ok := s.stop[normWord(w)]
 	return ok
 }
 

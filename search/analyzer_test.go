@@ -170,3 +170,19 @@ func TestZAddString(t *testing.T) {
 		assert.Equal(t, int64(6), c, "nothing written")
 	})
 }
+
+// TestStandard_StopWordsApostrophe: stop words and IsStopWord read a word
+// as Terms does: the typographic apostrophe ’ is ', apostrophes at the
+// ends are stripped.
+func TestStandard_StopWordsApostrophe(t *testing.T) {
+	a := search.NewStandard(search.StopWords("It’s", "'tis'"))
+	assert.Equal(t, []string{"here"}, a.Terms("It’s here"), "stop word it’s")
+	assert.Equal(t, []string{"here"}, a.Terms("it's here"), "stop word it’s written it's")
+	assert.Equal(t, []string{"here"}, a.Terms("’Tis here"), "stop word 'tis' read as tis")
+	b := search.NewStandard(search.StopWords("it's"))
+	require.Equal(t, []string{"here"}, b.Terms("It’s here"))
+	for _, w := range []string{"It’s", "IT'S", "'it’s'", "it's"} {
+		assert.True(t, b.IsStopWord(w), "Terms drops %q, IsStopWord must say so", w)
+	}
+	assert.False(t, b.IsStopWord("its"))
+}

@@ -181,7 +181,7 @@ local function parse_spec(q, zpre)
   if not MODES[s.mode] or not s.field or not k or k < 0 or k % 1 ~= 0 then return nil end
   local a = 5
   for _ = 1, k do
-    local w = tonumber(q[a + 1])
+    local w = to_number(q[a + 1]) -- Go writes 1e-05
     if not q[a] or not w then return nil end
     s.weights[#s.weights + 1] = {zpre .. q[a], w}
     a = a + 2
@@ -194,10 +194,10 @@ local function parse_spec(q, zpre)
       s.rel[#s.rel + 1] = {tok = q[a + i]}
     end
     a = a + r
-    local N, total = tonumber(q[a]), tonumber(q[a + 1])
+    local N, total = to_number(q[a]), to_number(q[a + 1])
     if not N or not total then return nil end
     for i, t in ipairs(s.rel) do
-      t.df = tonumber(q[a + 1 + i])
+      t.df = to_number(q[a + 1 + i])
       if not t.df then return nil end
       t.idf = math.log(1 + (N - t.df + 0.5) / (t.df + 0.5))
     end
@@ -214,8 +214,9 @@ end
 -- By a field or BM25: one HMGET per document of its hash. (Measured on
 -- Redis 7.0: 0.5 µs a document for the HMGET of dnums, 1.2-1.8 µs for an
 -- HGET per document, about as much for a SORT ... GET, which Redis 7.0
--- Cluster refuses anyway.) Returns parallel arrays ids, keys (raw field
--- values; nil in 'z' and 'rel' modes) and ns (numeric keys), or nil and
+-- Cluster refuses anyway.) Returns parallel arrays ids, keys (a text field's
+-- values, IDs by ID, numbers in index order; nil by a numeric field, 'z'
+-- and 'rel') and ns (numeric keys: never NaN), or nil and
 -- an error reply. A number without its document is corrupt when strict
 -- (search.lua: the postings and documents change together), else left
 -- out (page.lua: removed since the search).
@@ -276,8 +277,7 @@ local function fetch_entries(docnums, s, dpre, dnums, strict)
       j = j + 1
       nums[j], ids[j] = num, id
       if mode == 'num' then
-        local x = v[2] or '0'
-        keys[j], ns[j] = x, tonumber(x) or 0
+        ns[j] = to_number(v[2] or '0') or 0 -- Go writes 2e+09
       elseif mode == 'text' then
         keys[j] = v[2] or ''
       elseif mode == 'rel' then
@@ -310,18 +310,29 @@ local function fetch_entries(docnums, s, dpre, dnums, strict)
         end
         for q = i, last do
           local v = z[q - i + 1]
-          if v then ns[q] = ns[q] + tonumber(v) * w[2] end
+          if v then ns[q] = ns[q] + to_number(v) * w[2] end -- miniredis replies 2e+9
         end
       end
+    end
+  end
+  if s.numeric then
+    -- A sum that is no number (inf - inf: scores near the float64 limit
+    -- under weights of both signs), or a field someone wrote as 'nan',
+    -- counts as 0: NaN is neither below, above nor equal to anything, and
+    -- would leave the order undefined (and differ from the shards' merge).
+    for q = 1, j do
+      if ns[q] ~= ns[q] then ns[q] = 0 end
     end
   end
   if mode == 'id' then keys = ids end
   return ids, keys, ns
 end
 
--- entry_key: the sort key an entry is answered and cached with.
+-- entry_key: the sort key an entry is answered and cached with: the
+-- number the script ordered it by, for a numeric field too (so that the
+-- shards' merge in Go orders by the same numbers).
 local function entry_key(s, keys, ns, j)
-  if s.mode == 'z' or s.mode == 'rel' then return fmt_score(ns[j]) end
+  if s.mode == 'z' or s.mode == 'rel' or s.mode == 'num' then return fmt_score(ns[j]) end
   return keys[j]
 end
 

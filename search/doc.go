@@ -54,7 +54,11 @@
 // and votes, any weights), or best match first ([ByRelevance]: BM25
 // computed in the script from each document's term counts and length,
 // stored in its hash, and each term's document frequency, the size of
-// its posting). Ties go by document ID, so an order is total.
+// its posting). Ties go by document ID, so an order is total. A
+// weighted sum that is no number (inf - inf: scores near the float64
+// limit under weights of both signs) counts as 0, as a document without
+// the scores does; one that overflows one way is ±inf and sorts so. A
+// sharded index orders by the same numbers as an unsharded one.
 // [Scorer], [Alphabet] and [ZAddString] turn strings into ZSET scores
 // that keep their order (string_to_score, zadd_string), for any
 // alphabet.
@@ -112,7 +116,17 @@
 //
 // Each shard's part of an [Index.Add] or [Index.Remove] is one Lua script:
 // a document is indexed, re-indexed or removed entirely or not at all, and
-// readers never see half of it. Re-indexing a document removes it from
+// readers never see half of it. The shards are in different slots, so a
+// batch that spans shards cannot be one atomic step on a Cluster: each
+// shard's script first runs its checks without writing (the check pass,
+// in one pipeline), and the writes go only when every part passed. A key
+// of another type or a malformed value that is there before the call
+// therefore fails it with nothing written. A key another client changes
+// between the check pass and the writes (or one only the writes reach:
+// the hash at a document number the Add reserved) fails that shard's part
+// alone, after the other shards may have applied theirs: the error names
+// the shards that failed ("shard 1: ..."), and the counts returned are
+// those of the parts applied. Re-indexing a document removes it from
 // the postings of the terms it no longer has; removing it leaves no
 // posting, field or declared score of it behind (only the shard's stats
 // HASH stays, which keeps the last document number so that numbers are
@@ -138,7 +152,8 @@
 // before its first write, and so does the statistics read of a sharded
 // [ByRelevance] search (index stats, postings): a key someone else wrote
 // with another type is a *ria.KeyError (ria.ErrWrongType) naming the key
-// and its role ("search posting", ...), and nothing is changed. A malformed document number or
+// and its role ("search posting", ...), and nothing is changed (for a
+// sharded Add or Remove, see Guarantees). A malformed document number or
 // document hash is a *ria.KeyError matching ria.ErrCorrupt, and so, before
 // any write, is a number the scripts read that is not one they write: a
 // document number (in the IDs hash or a SET posting) that is not
@@ -151,12 +166,14 @@
 // On one server or one shard: Add (any batch up to [MaxBatch]) 1, Remove
 // 1, Search 1, Page 1, Refresh 1 (each runs one script per shard, all in
 // one pipeline: one round trip per Cluster node holding a shard; the first
-// run of a script on a server adds one for EVAL after NOSCRIPT), Get 1
+// run of a script on a server adds one for EVAL after NOSCRIPT; a sharded
+// Remove whose IDs span shards runs the check pass first, one more), Get 1
 // (one read-only script on the document's shard), Count 1 (one HGET of
 // each shard's stats, in one pipeline: one round trip per node; a stats
 // key of another type costs one TYPE more, on that path only). A
 // sharded index's Add first reserves the batch's document numbers
-// (HINCRBY of gseq in shard 0's stats), and a [ByRelevance] search of a
+// (HINCRBY of gseq in shard 0's stats, in one pipeline with the check
+// pass when the batch spans shards), and a [ByRelevance] search of a
 // sharded index first reads the whole index's statistics, each in one
 // more round trip, so that the order and scores are an unsharded index's.
 // Inside the script, a search makes a few SET commands (SMEMBERS or

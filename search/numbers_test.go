@@ -243,3 +243,95 @@ func TestSearch_corruptPostingNumber(t *testing.T) {
 		b.Flush()
 	})
 }
+
+// TestSearch_numbersInExponentForm: a Numeric field Go stores as "2e+09"
+// (strconv.FormatFloat 'g'), a weight sent as "1e-05", and the scores
+// miniredis replies as "2e+9" are read as those numbers on every backend,
+// sharded or not, by Search and by a Page that orders the rest: miniredis's
+// Lua tonumber reads none of them (the field sorted as 0, the scores and
+// weights failed the script).
+func TestSearch_numbersInExponentForm(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		for _, shards := range []int{1, 3} {
+			x := newIndex(t, b, search.WithShards(shards))
+			_, _, err := x.Add(ctx,
+				search.Document{ID: "a", Text: "redis", Fields: map[string]string{"updated": "2000000000"},
+					Scores: map[string]float64{"votes": 2e9}},
+				search.Document{ID: "b", Text: "redis", Fields: map[string]string{"updated": "1500000000"},
+					Scores: map[string]float64{"votes": 1.5e9}},
+				search.Document{ID: "c", Text: "redis", Fields: map[string]string{"updated": "1e-5"},
+					Scores: map[string]float64{"votes": 1e-9}},
+				search.Document{ID: "d", Text: "redis", Fields: map[string]string{"updated": "3e+100"},
+					Scores: map[string]float64{"votes": -1e300}})
+			require.NoError(t, err)
+			for _, tc := range []struct {
+				name string
+				by   search.SearchOption
+				want []string
+			}{
+				{"by updated, newest first", search.ByField("updated", true), []string{"d", "a", "b", "c"}},
+				{"by updated, oldest first", search.ByField("updated", false), []string{"c", "b", "a", "d"}},
+				{"by votes", search.ByScores(map[string]float64{"votes": 1}, false), []string{"a", "b", "c", "d"}},
+				{"by votes*1e-5", search.ByScores(map[string]float64{"votes": 0.00001}, false), []string{"a", "b", "c", "d"}},
+				{"by votes*-2e9", search.ByScores(map[string]float64{"votes": -2e9, "update": 1e-300}, false), []string{"d", "c", "b", "a"}},
+			} {
+				what := fmt.Sprintf("%d shards, %s", shards, tc.name)
+				r, err := x.Search(ctx, "redis", tc.by, search.Limit(0, 1))
+				if !assert.NoError(t, err, what) {
+					continue
+				}
+				ids := r.IDs
+				p, err := x.Page(ctx, r.ID, 1, 3) // page.lua orders the rest
+				if assert.NoError(t, err, what) {
+					ids = append(ids, p.IDs...)
+				}
+				assert.Equal(t, tc.want, ids, what)
+			}
+			b.Flush()
+		}
+	})
+}
+
+// TestSearch_ByScores_overflow: scores and weights are finite, but a
+// weighted sum can overflow both ways (1e308*10 + 1e308*-10 = inf - inf =
+// NaN), which no order holds. Such a sum counts as 0 (the package doc):
+// ties go by ID, and a sharded index answers as an unsharded one, on the
+// first page and on the rest that Page orders.
+func TestSearch_ByScores_overflow(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		plain := newIndex(t, b)
+		sharded, err := search.New(b.Client, "sh", search.WithPrefix(b.Prefix), search.WithShards(3),
+			search.WithScores("update", "votes"))
+		require.NoError(t, err)
+		var docs []search.Document
+		for _, id := range []string{"e", "c", "a", "d", "b", "f", "g"} {
+			docs = append(docs, search.Document{ID: id, Text: "redis",
+				Scores: map[string]float64{"update": 1e308, "votes": 1e308}})
+		}
+		docs = append(docs,
+			search.Document{ID: "up", Text: "redis", Scores: map[string]float64{"update": 1}},      // 10
+			search.Document{ID: "down", Text: "redis", Scores: map[string]float64{"votes": 1}},     // -10
+			search.Document{ID: "inf", Text: "redis", Scores: map[string]float64{"update": 1e308}}) // +inf
+		w := map[string]float64{"update": 10, "votes": -10}
+		for _, x := range []*search.Index{plain, sharded} {
+			_, _, err := x.Add(ctx, docs...)
+			require.NoError(t, err)
+			for _, asc := range []bool{false, true} {
+				want := []string{"inf", "up", "a", "b", "c", "d", "e", "f", "g", "down"}
+				if asc {
+					want = []string{"down", "a", "b", "c", "d", "e", "f", "g", "up", "inf"}
+				}
+				r, err := x.Search(ctx, "redis", search.ByScores(w, asc), search.Limit(0, 10))
+				require.NoError(t, err, x.Name())
+				assert.Equal(t, want, r.IDs, "%s asc %v: every inf-inf sum counts 0, ties by ID", x.Name(), asc)
+				r, err = x.Search(ctx, "redis", search.ByScores(w, asc), search.Limit(0, 3))
+				require.NoError(t, err, x.Name())
+				p, err := x.Page(ctx, r.ID, 3, 7)
+				require.NoError(t, err, x.Name())
+				assert.Equal(t, want, append(r.IDs, p.IDs...), "%s asc %v, paged", x.Name(), asc)
+			}
+		}
+	})
+}

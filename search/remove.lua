@@ -7,7 +7,9 @@
 -- KEYS[5] score ZSET prefix       KEYS[6] nums HASH document number -> ID
 -- ARGV[1] n IDs, then the IDs, then k score names, then the names
 -- returns the number of documents removed (IDs not indexed are skipped)
--- Every key is checked before the first write.
+-- Every key is checked before the first write. CHECK_ONLY (set by the Go
+-- source before this one): run the checks only, write nothing, return 0
+-- (the check pass of a sharded Remove).
 local ids, stats, dpre, ppre, zpre, dnums = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local bad = check_types({ids, 'hash', 'search document IDs', stats, 'hash', 'search index stats',
   dnums, 'hash', 'search document numbers'})
@@ -56,6 +58,8 @@ for i = 1, tonumber(ARGV[a]) do
 end
 bad = check_types(spec)
 if bad then return bad end
+
+if CHECK_ONLY then return 0 end
 
 -- Write.
 local lendelta = 0

@@ -3,6 +3,7 @@ package search_test
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -113,7 +114,7 @@ func TestRoundTrips(t *testing.T) {
 			require.NoError(t, err)
 			_, err = x.Page(ctx, r.ID, 0, 1)
 			require.NoError(t, err)
-			_, err = x.Remove(ctx, "none")
+			_, err = x.Remove(ctx, "none", "n1", "n2", "n3", "n4") // loads the check pass's script too
 			require.NoError(t, err)
 			want := int64(1)
 			if b.Kind == redistest.Cluster {
@@ -133,14 +134,19 @@ func TestRoundTrips(t *testing.T) {
 				},
 			} {
 				rt, cmds := b.Count.Delta(fn)
-				extra := int64(0) // a sharded Add reserves its document numbers first
-				if name == "add batch" && shards > 1 {
-					extra = 1
+				// A sharded Add first reserves its document numbers and
+				// runs each shard's checks (one pipeline); a sharded
+				// Remove runs the checks first.
+				passes, extra := int64(1), int64(0)
+				if shards > 1 && name == "add batch" {
+					passes, extra = 2, int64(shards)+1
+				} else if shards > 1 && name == "remove" {
+					passes, extra = 2, int64(shards)
 				}
 				if shards == 1 || b.Kind != redistest.Cluster {
-					assert.Equal(t, want+extra, rt, "shards=%d %s round trips", shards, name)
+					assert.Equal(t, want*passes, rt, "shards=%d %s round trips", shards, name)
 				} else {
-					assert.LessOrEqual(t, rt, want+extra, "shards=%d %s: one round trip per node", shards, name)
+					assert.LessOrEqual(t, rt, want*passes, "shards=%d %s: one round trip per node", shards, name)
 				}
 				assert.LessOrEqual(t, cmds, int64(shards)+extra, "shards=%d %s: one script per shard", shards, name)
 			}
@@ -210,4 +216,83 @@ func TestFaults_delay(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, len(r.IDs), n)
 	})
+}
+
+// TestAdd_shardedWrongType: a sharded Add or Remove whose batch spans
+// shards checks every shard's part before any shard writes: a key of
+// another type in one shard fails the whole call with a *ria.KeyError
+// naming the shard, and no shard is written.
+func TestAdd_shardedWrongType(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		x, err := search.New(b.Client, "sh", search.WithPrefix(b.Prefix), search.WithShards(2))
+		require.NoError(t, err)
+		on := idsOnShards(x)
+		docs := []search.Document{{ID: on[0], Text: "redis"}, {ID: on[1], Text: "redis"}}
+		require.NoError(t, b.Client.Set(ctx, x.Shard(1).IDsKey(), "not a hash", 0).Err())
+		added, _, err := x.Add(ctx, docs...)
+		var ke *ria.KeyError
+		require.ErrorAs(t, err, &ke)
+		assert.Equal(t, x.Shard(1).IDsKey(), ke.Key)
+		assert.ErrorContains(t, err, "shard 1:")
+		assert.Zero(t, added)
+		_, gerr := x.Get(ctx, on[0])
+		assert.ErrorIs(t, gerr, search.ErrNotFound, "the failed Add wrote %q (shard 0) anyway", on[0])
+		n, err := x.Count(ctx)
+		require.NoError(t, err)
+		assert.Zero(t, n, "documents written by an Add that reported a wrong-type key")
+
+		// Remove: the same check pass.
+		require.NoError(t, b.Client.Del(ctx, x.Shard(1).IDsKey()).Err())
+		_, _, err = x.Add(ctx, docs...)
+		require.NoError(t, err)
+		require.NoError(t, b.Client.Del(ctx, x.Shard(1).TermKey("redis")).Err())
+		require.NoError(t, b.Client.HSet(ctx, x.Shard(1).TermKey("redis"), "f", "v").Err())
+		removed, err := x.Remove(ctx, on[0], on[1])
+		require.ErrorAs(t, err, &ke)
+		assert.Equal(t, x.Shard(1).TermKey("redis"), ke.Key)
+		assert.ErrorContains(t, err, "shard 1:")
+		assert.Zero(t, removed)
+		_, gerr = x.Get(ctx, on[0])
+		assert.NoError(t, gerr, "the failed Remove removed %q (shard 0) anyway", on[0])
+	})
+}
+
+// TestAdd_shardedPartApplied: a key that only the writes reach (the hash
+// at a document number the Add reserved, which the check pass cannot
+// know) fails that shard's part after the other shard wrote its own: the
+// error names the failed shard, and the counts are the applied parts'.
+func TestAdd_shardedPartApplied(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		x, err := search.New(b.Client, "sh", search.WithPrefix(b.Prefix), search.WithShards(2))
+		require.NoError(t, err)
+		on := idsOnShards(x)
+		// The batch reserves numbers 1 and 2: on[1] gets 2.
+		require.NoError(t, b.Client.Set(ctx, x.Shard(1).DocKey(2), "not a hash", 0).Err())
+		added, _, err := x.Add(ctx, search.Document{ID: on[0], Text: "redis"}, search.Document{ID: on[1], Text: "redis"})
+		var ke *ria.KeyError
+		require.ErrorAs(t, err, &ke)
+		assert.ErrorIs(t, err, ria.ErrWrongType)
+		assert.Equal(t, x.Shard(1).DocKey(2), ke.Key)
+		assert.ErrorContains(t, err, "shard 1:")
+		assert.NotContains(t, err.Error(), "shard 0:")
+		assert.Equal(t, 1, added, "shard 0's part was applied")
+		_, gerr := x.Get(ctx, on[0])
+		assert.NoError(t, gerr, "shard 0's part")
+		_, gerr = x.Get(ctx, on[1])
+		assert.ErrorIs(t, gerr, search.ErrNotFound, "shard 1's part")
+	})
+}
+
+// idsOnShards returns a document ID on shard 0 and one on shard 1 of x.
+func idsOnShards(x *search.Index) [2]string {
+	var on [2]string
+	for i := 0; on[0] == "" || on[1] == ""; i++ {
+		id := "doc" + strconv.Itoa(i)
+		if s := x.ShardOf(id); s < 2 && on[s] == "" {
+			on[s] = id
+		}
+	}
+	return on
 }

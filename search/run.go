@@ -49,7 +49,9 @@ func ByField(name string, desc bool) SearchOption {
 // ByScores sorts the results by the weighted sum of their scores
 // ([WithScores]; a missing score counts 0), highest first unless asc: the
 // book's search_and_zsort (update time and votes, weights 1 and 0 by
-// default there; here every weight is given). Ties go by document ID.
+// default there; here every weight is given). Ties go by document ID. A
+// sum that is no number (inf - inf, when scores near the float64 limit
+// meet weights of both signs) counts as 0.
 func ByScores(weights map[string]float64, asc bool) SearchOption {
 	return func(o *searchOptions) { o.mode, o.weights, o.desc = "z", weights, !asc }
 }

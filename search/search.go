@@ -12,6 +12,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/ria-go/ria"
 	"github.com/ria-go/ria/internal/script"
 )
@@ -31,11 +33,15 @@ var (
 	//go:embed stats.lua
 	statsLua string
 
-	addScript    = script.NewOnce("search add", script.BytesLua+commonLua+addLua)
-	removeScript = script.NewOnce("search remove", script.BytesLua+commonLua+removeLua)
-	searchScript = script.New("search search", script.BytesLua+commonLua+searchLua)
-	pageScript   = script.New("search page", script.BytesLua+commonLua+pageLua)
-	statsScript  = script.New("search stats", script.BytesLua+commonLua+statsLua)
+	addScript    = script.NewOnce("search add", script.BytesLua+commonLua+"local CHECK_ONLY = false\n"+addLua)
+	removeScript = script.NewOnce("search remove", script.BytesLua+commonLua+"local CHECK_ONLY = false\n"+removeLua)
+	// The check passes of a sharded Add and Remove: the same scripts,
+	// which return before their first write.
+	addCheckScript    = script.New("search add check", script.BytesLua+commonLua+"local CHECK_ONLY = true\n"+addLua)
+	removeCheckScript = script.New("search remove check", script.BytesLua+commonLua+"local CHECK_ONLY = true\n"+removeLua)
+	searchScript      = script.New("search search", script.BytesLua+commonLua+searchLua)
+	pageScript        = script.New("search page", script.BytesLua+commonLua+pageLua)
+	statsScript       = script.New("search stats", script.BytesLua+commonLua+statsLua)
 )
 
 // MaxFieldBytes is the longest value of a sort field.
@@ -73,15 +79,24 @@ type Document struct {
 // one more round trip; a number for every document of the batch, new or
 // not, and kept if the batch then fails), so that its order is the one an
 // unsharded index gives to the same Adds. Documents of concurrent Adds
-// take their places when their shard's script runs.
+// take their places when their shard's script runs. When the batch spans
+// several shards, each shard's script first runs its checks without
+// writing, in the same round trip as the reservation (the check pass).
 //
 // It returns how many documents were new and how many replaced. Bad
 // input (an empty, long or repeated ID, an undeclared field or score, a
 // value that is not a finite number, a document over the [Limits]) is an
 // error matching [ErrInvalid], [ErrUnknownField] or [ErrTooLarge], and
-// nothing is written. A key of the index holding another type is a
-// *ria.KeyError, and nothing is written. When every re-send of a shard's
-// script lost its reply, the error wraps ria.ErrOutcomeUnknown.
+// nothing is written. A key of the index holding another type, or a
+// malformed value, is a *ria.KeyError, and nothing is written when the
+// key is there before the Add. Only each shard's part is atomic: a
+// key that another client writes between the check pass and the writes,
+// or that only the writes reach (the hash of a document number the Add
+// reserved), fails that shard's part after other shards may have written
+// theirs; the error then names the shards that failed ("shard 1: ..."),
+// and added and replaced count the parts that were applied. When every
+// re-send of a shard's script lost its reply, the error wraps
+// ria.ErrOutcomeUnknown.
 func (x *Index) Add(ctx context.Context, docs ...Document) (added, replaced int, err error) {
 	if len(docs) == 0 {
 		return 0, 0, nil
@@ -104,55 +119,77 @@ func (x *Index) Add(ctx context.Context, docs ...Document) (added, replaced int,
 		}
 		seen[d.ID] = true
 	}
-	var base int64 // 0: each shard numbers its new documents
+	at := make([]int, len(docs)) // where each document's number goes in its shard's args
+	for i, d := range docs {
+		s := shardOf(d.ID, len(x.shards))
+		at[i] = len(perShard[s]) + 1
+		perShard[s] = append(perShard[s], all[i][0], int64(0)) // 0: the shard numbers it
+		perShard[s] = append(perShard[s], all[i][1:]...)
+		counts[s]++
+	}
+	var shards []int // the shards of the batch
+	for i, n := range counts {
+		if n > 0 {
+			shards = append(shards, i)
+		}
+	}
+	args := func(i int) []any { return append([]any{x.bitmapMin, counts[i]}, perShard[i]...) }
 	if len(x.shards) > 1 {
+		// Reserve the batch's numbers and, when the batch spans shards,
+		// check every shard's part (the scripts without their writes), in
+		// one pipeline: a part that would fail fails the Add before any
+		// shard writes.
 		k := x.shards[0].stats
-		end, err := x.rdb.Do(ctx, "HINCRBY", k, "gseq", len(docs)).Int64()
+		var reserve *redis.Cmd
+		also := func(p redis.Pipeliner) { reserve = p.Do(ctx, "HINCRBY", k, "gseq", len(docs)) }
+		var checks []*script.Call
+		if len(shards) > 1 {
+			for _, i := range shards {
+				checks = append(checks, addCheckScript.Call(x.shards[i].scriptKeys(), args(i)...))
+			}
+		}
+		script.SendWith(ctx, x.rdb, also, checks)
+		var errs []error
+		end, err := reserve.Int64()
 		if err != nil {
 			if strings.Contains(err.Error(), "not an integer") {
 				err = &ria.KeyError{Role: "search index stats field gseq", Key: k, Got: "not an integer",
 					Want: "an integer", Err: ria.ErrCorrupt}
 			}
 			err = script.WrongType(ctx, x.rdb, err, k, "search index stats", "hash")
-			return 0, 0, fmt.Errorf("search: add %d documents: reserve numbers: %w", len(docs), err)
+			errs = append(errs, fmt.Errorf("reserve numbers: %w", err))
 		}
-		base = end - int64(len(docs)) + 1
-	}
-	for i, d := range docs {
-		s := shardOf(d.ID, len(x.shards))
-		num := int64(0)
-		if base > 0 {
-			num = base + int64(i)
+		if err := x.shardErrs(shards, checks); err != nil {
+			errs = append(errs, err)
 		}
-		perShard[s] = append(perShard[s], all[i][0], num)
-		perShard[s] = append(perShard[s], all[i][1:]...)
-		counts[s]++
+		if err := errors.Join(errs...); err != nil {
+			return 0, 0, fmt.Errorf("search: add %d documents: %w", len(docs), err)
+		}
+		// The numbers reserved: base, base+1, ... in the order of docs.
+		base := end - int64(len(docs)) + 1
+		for i, d := range docs {
+			perShard[shardOf(d.ID, len(x.shards))][at[i]] = base + int64(i)
+		}
 	}
 	ttl := script.ReplayWindow(x.rdb)
-	var calls []*script.Call
-	for i, k := range x.shards {
-		if counts[i] == 0 {
-			continue
-		}
-		args := append([]any{x.bitmapMin, counts[i]}, perShard[i]...)
-		calls = append(calls, addScript.Prepare(k.onceKey(), ttl, k.scriptKeys(), args...))
+	calls := make([]*script.Call, len(shards))
+	for j, i := range shards {
+		calls[j] = addScript.Prepare(x.shards[i].onceKey(), ttl, x.shards[i].scriptKeys(), args(i)...)
 	}
 	script.Send(ctx, x.rdb, calls)
-	var errs []error
 	for _, c := range calls {
 		if c.Err != nil {
-			errs = append(errs, c.Err)
 			continue
 		}
 		n, err := addScript.AsInt64s(c.Val)
 		if err != nil || len(n) != 2 {
-			errs = append(errs, fmt.Errorf("search: add: bad reply %v: %w", c.Val, err))
+			c.Err = fmt.Errorf("bad reply %v: %w", c.Val, err)
 			continue
 		}
 		added += int(n[0])
 		replaced += int(n[1])
 	}
-	if err := errors.Join(errs...); err != nil {
+	if err := x.shardErrs(shards, calls); err != nil {
 		return added, replaced, fmt.Errorf("search: add %d documents: %w", len(docs), err)
 	}
 	return added, replaced, nil
@@ -257,7 +294,9 @@ func CheckTerm(term string) error {
 // fields and declared scores ([WithScores]) go, and nothing of theirs is
 // left. IDs that are not indexed are skipped. It returns how many
 // documents were removed. One atomic script per shard, all in one
-// pipeline: one round trip per node. Errors as for [Index.Add].
+// pipeline: one round trip per node, after a check pass (the scripts
+// without their writes, one more round trip) when the IDs span several
+// shards. Errors as for [Index.Add].
 func (x *Index) Remove(ctx context.Context, ids ...string) (int, error) {
 	if len(ids) > MaxBatch {
 		return 0, fmt.Errorf("search: remove %d documents: %w: at most %d per call", len(ids), ErrTooLarge, MaxBatch)
@@ -275,39 +314,69 @@ func (x *Index) Remove(ctx context.Context, ids ...string) (int, error) {
 		s := shardOf(id, len(x.shards))
 		perShard[s] = append(perShard[s], id)
 	}
-	ttl := script.ReplayWindow(x.rdb)
-	var calls []*script.Call
-	for i, k := range x.shards {
-		if len(perShard[i]) == 0 {
-			continue
+	var shards []int // the shards of the IDs
+	for i := range x.shards {
+		if len(perShard[i]) > 0 {
+			shards = append(shards, i)
 		}
-		args := append([]any{len(perShard[i])}, perShard[i]...)
-		args = append(args, len(x.scores))
-		for _, s := range x.scores {
-			args = append(args, s)
-		}
-		calls = append(calls, removeScript.Prepare(k.onceKey(), ttl, k.scriptKeys(), args...))
 	}
-	if len(calls) == 0 {
+	if len(shards) == 0 {
 		return 0, nil
+	}
+	args := func(i int) []any {
+		a := append([]any{len(perShard[i])}, perShard[i]...)
+		a = append(a, len(x.scores))
+		for _, s := range x.scores {
+			a = append(a, s)
+		}
+		return a
+	}
+	if len(shards) > 1 {
+		checks := make([]*script.Call, len(shards))
+		for j, i := range shards {
+			checks[j] = removeCheckScript.Call(x.shards[i].scriptKeys(), args(i)...)
+		}
+		script.Send(ctx, x.rdb, checks)
+		if err := x.shardErrs(shards, checks); err != nil {
+			return 0, fmt.Errorf("search: remove %d documents: %w", len(ids), err)
+		}
+	}
+	ttl := script.ReplayWindow(x.rdb)
+	calls := make([]*script.Call, len(shards))
+	for j, i := range shards {
+		calls[j] = removeScript.Prepare(x.shards[i].onceKey(), ttl, x.shards[i].scriptKeys(), args(i)...)
 	}
 	script.Send(ctx, x.rdb, calls)
 	removed := 0
-	var errs []error
 	for _, c := range calls {
 		if c.Err != nil {
-			errs = append(errs, c.Err)
 			continue
 		}
 		n, err := removeScript.AsInt64(c.Val)
 		if err != nil {
-			errs = append(errs, err)
+			c.Err = err
 			continue
 		}
 		removed += int(n)
 	}
-	if err := errors.Join(errs...); err != nil {
+	if err := x.shardErrs(shards, calls); err != nil {
 		return removed, fmt.Errorf("search: remove %d documents: %w", len(ids), err)
 	}
 	return removed, nil
+}
+
+// shardErrs joins the errors of calls, the scripts of shards (in the same
+// order); on a sharded index each names its shard.
+func (x *Index) shardErrs(shards []int, calls []*script.Call) error {
+	var errs []error
+	for j, c := range calls {
+		switch {
+		case c.Err == nil:
+		case len(x.shards) > 1:
+			errs = append(errs, fmt.Errorf("shard %d: %w", shards[j], c.Err))
+		default:
+			errs = append(errs, c.Err)
+		}
+	}
+	return errors.Join(errs...)
 }

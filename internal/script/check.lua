@@ -48,6 +48,29 @@ end
 -- math.huge: miniredis's Lua defines it as the largest finite double.)
 local function is_finite(x) return x == x and x - x == 0 end
 
+-- to_number: the number the string v spells, as Redis's Lua reads it
+-- (tonumber, C's strtod), or nil. miniredis's Lua (gopher-lua) reads a
+-- string without a '.' as a 64-bit integer only, so its tonumber is nil for
+-- an exponent without a fraction ('2e+09', '1e-05': Go's FormatFloat 'g'
+-- and miniredis's score replies write them), an integer beyond 64 bits,
+-- 'inf' and 'nan'; those are read again here ('2.e+09' is the same number,
+-- read exactly by both). Use it for every number a script reads that may
+-- be a float (an argument, a score, a stored value); tonumber stays right
+-- for the integers the scripts write.
+local function to_number(v)
+  local x = tonumber(v)
+  if x ~= nil or type(v) ~= 'string' then return x end
+  local m, e = string.match(v, '^%s*([+-]?%d+)([eE]?[+-]?%d*)%s*$')
+  if m and (e == '' or string.match(e, '^[eE][+-]?%d+$')) then return tonumber(m .. '.' .. e) end
+  local sign, w = string.match(string.lower(v), '^%s*([+-]?)(%a+)%s*$')
+  if w == 'inf' or w == 'infinity' then
+    if sign == '-' then return -1 / 0 end
+    return 1 / 0
+  elseif w == 'nan' then
+    return 0 / 0
+  end
+end
+
 -- check_int: key is missing or a string holding an integer (a counter, of
 -- up to 64 bits).
 local function check_int(key, role)

@@ -54,6 +54,23 @@ func Send(ctx context.Context, rdb Pipeliner, calls []*Call) {
 	send(ctx, calls, false, func(fn func(redis.Pipeliner) error) { _, _ = rdb.Pipelined(ctx, fn) })
 }
 
+// SendWith runs calls as [Send] does, in one pipeline with the commands
+// that also queues first (one round trip per node for both). Those are
+// sent once: not again with the calls whose script the server did not
+// know (EVAL after NOSCRIPT).
+func SendWith(ctx context.Context, rdb Pipeliner, also func(redis.Pipeliner), calls []*Call) {
+	first := true
+	send(ctx, calls, false, func(fn func(redis.Pipeliner) error) {
+		_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			if first && also != nil {
+				also(p)
+			}
+			first = false
+			return fn(p)
+		})
+	})
+}
+
 // SendTx runs calls as [Send] does, inside MULTI/EXEC (one per slot on a
 // Cluster), which go-redis never sends again once it has written it: a
 // call whose reply was lost ran once or not at all, and its Err wraps

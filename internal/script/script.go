@@ -10,7 +10,10 @@
 //
 // Every script gets the checks of check.lua (check_types, check_int,
 // check_hint) prepended; their error replies come back from [Script.Run]
-// as a *ria.KeyError. A state-changing script whose second run would change
+// as a *ria.KeyError. check.lua also defines to_number, which reads a
+// number as Redis's own Lua does on miniredis too (whose tonumber is nil
+// for "2e+09", as Go's strconv.FormatFloat 'g' and miniredis's score
+// replies write numbers): use it for every float a script reads. A state-changing script whose second run would change
 // its effect or answer is built with [NewOnce] and run with
 // [Script.RunOnce], which records its reply for the client's retry window
 // so that a re-send is answered from the record (see the ria package doc).

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
+	"strconv"
 	"testing"
 	"time"
 
@@ -410,4 +412,77 @@ return {BYTE_ORDER and 1 or 0, ('B' < 'a') and 1 or 0, bless('B', 'a') and 1 or 
   bless('a b', 'ab') and 1 or 0, bless('ab', 'a b') and 1 or 0}`).Int64s(ctx, rdb, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{0, 0, 1, 0, 1, 0}, got, "BYTE_ORDER, Lua's 'B' < 'a', then bless by bytes")
+}
+
+// TestToNumber: to_number (check.lua) reads every number Go's
+// strconv.FormatFloat(f, 'g', -1, 64) writes, and every score a server
+// replies, as the same float64 on every backend: miniredis's Lua tonumber
+// is nil for an exponent without a fraction ("2e+09", "1e-05"), which
+// both write.
+func TestToNumber(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		s := script.New("to_number", `
+local function show(x)
+  if x == nil then return 'nil' end
+  if x ~= x then return 'nan' end
+  return string.format('%.17g', x)
+end
+if ARGV[2] == 'z' then
+  redis.call('ZADD', KEYS[1], ARGV[1], 'm')
+  return show(to_number(redis.call('ZSCORE', KEYS[1], 'm')))
+end
+return show(to_number(ARGV[1]))`)
+		key := b.Prefix + "{n}:z"
+		for _, f := range []float64{0, 1, -1, 0.1, 2e9, -2e9, 1.5e9, 1e-5, 1.5e-5, 1e6, 1e21, 1e25, 123456789,
+			1234567890123456789, 0.1 + 0.2, 1.7976931348623157e308, -1.7976931348623157e308, 5e-324, 2.2250738585072014e-308,
+			3e-310, 1e308, 9007199254740993, 1e15, 1e16, 1e17} {
+			arg := strconv.FormatFloat(f, 'g', -1, 64)
+			for _, via := range []string{"arg", "z"} {
+				got, err := s.Run(ctx, b.Client, []string{key}, arg, via)
+				require.NoError(t, err, "%s via %s", arg, via)
+				v, err := strconv.ParseFloat(got.(string), 64)
+				if assert.NoError(t, err, "%s via %s: %q", arg, via, got) {
+					assert.Equal(t, math.Float64bits(f), math.Float64bits(v), "%s via %s: read %q", arg, via, got)
+				}
+			}
+		}
+		for arg, want := range map[string]string{"inf": "+Inf", "-inf": "-Inf", "+inf": "+Inf", "Infinity": "+Inf",
+			"nan": "nan", "12345678901234567890": "1.2345678901234567e+19", "2E9": "2e+09", " 7 ": "7",
+			"": "nil", "abc": "nil", "1e": "nil", "e5": "nil", "1e+": "nil", "1ee5": "nil", "--1": "nil", "1e5x": "nil"} {
+			got, err := s.Run(ctx, b.Client, []string{key}, arg, "arg")
+			require.NoError(t, err, "%q", arg)
+			if want == "nil" || want == "nan" {
+				assert.Equal(t, want, got, "%q", arg)
+				continue
+			}
+			v, err := strconv.ParseFloat(got.(string), 64)
+			w, _ := strconv.ParseFloat(want, 64)
+			if assert.NoError(t, err, "%q: %q", arg, got) {
+				assert.Equal(t, w, v, "%q", arg)
+			}
+		}
+	})
+}
+
+// TestSendWith: the commands queued along with the calls run once, in the
+// same pipeline, even when the calls are sent again with EVAL (NOSCRIPT).
+func TestSendWith(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		read := script.New("read", "-- "+script.Nonce()+"\nreturn redis.call('get', KEYS[1])")
+		ka, kb, kn := b.Prefix+"{a}:v", b.Prefix+"{b}:v", b.Prefix+"{n}:n"
+		require.NoError(t, b.Client.Set(ctx, ka, "x", 0).Err())
+		var incr *redis.IntCmd
+		calls := []*script.Call{read.Call([]string{ka}), read.Call([]string{kb})}
+		script.SendWith(ctx, b.Client, func(p redis.Pipeliner) { incr = p.IncrBy(ctx, kn, 5) }, calls)
+		require.NoError(t, incr.Err())
+		assert.Equal(t, int64(5), incr.Val())
+		assert.Equal(t, "5", b.Client.Get(ctx, kn).Val(), "queued once")
+		assert.Equal(t, "x", calls[0].Val)
+		assert.NoError(t, calls[0].Err)
+		assert.Nil(t, calls[1].Val)
+		script.SendWith(ctx, b.Client, nil, calls[:1])
+		assert.Equal(t, "x", calls[0].Val)
+	})
 }
