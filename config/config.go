@@ -345,7 +345,8 @@ func (s *Store) UnderMaintenance(ctx context.Context) (bool, error) {
 // they change). Each (re)subscription of a server drops the whole cache,
 // since notifications sent while unsubscribed are lost, and a broken one
 // drops it too; the change function hears "" once every subscription is
-// confirmed. Run retries lost connections with backoff and logs them; it
+// confirmed, and again at each resubscription of a server after its
+// subscription broke (whatever the other servers' state). Run retries lost connections with backoff and logs them; it
 // returns (nil) only when ctx ends.
 //
 // [shard.Router]: https://pkg.go.dev/github.com/ria-go/ria/shard#Router
@@ -485,6 +486,7 @@ func (s *Store) listen(ctx context.Context, subs []subscriber, check func() bool
 		tick = t.C
 	}
 	up := make([]bool, len(subs))
+	broke := make([]bool, len(subs)) // its subscription failed since it was confirmed
 	down := len(subs)
 	for {
 		var e event
@@ -505,6 +507,7 @@ func (s *Store) listen(ctx context.Context, subs []subscriber, check func() bool
 				up[e.sub] = false
 				down++
 			}
+			broke[e.sub] = true
 			*backoff = min(max(2**backoff, 10*time.Millisecond), time.Second)
 			s.o.log.Warn("config: change notifications interrupted; retrying", "err", e.err, "retry_in", *backoff)
 			e.wait <- *backoff // buffered: the reader waits for it
@@ -518,9 +521,13 @@ func (s *Store) listen(ctx context.Context, subs []subscriber, check func() bool
 				up[e.sub] = true
 				down--
 			}
-			if down == 0 {
+			// "" once every subscription is confirmed, and then at every
+			// resubscription of a server, whatever the others' state:
+			// notifications may have been missed while it was down.
+			if down == 0 || broke[e.sub] {
 				s.changed("")
 			}
+			broke[e.sub] = false
 		case *redis.Message:
 			s.changed(m.Payload)
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -295,4 +296,30 @@ func idsOnShards(x *search.Index) [2]string {
 		}
 	}
 	return on
+}
+
+// A sharded Add whose reserved numbers pass 2^32 (add.lua's bound:
+// "document numbers below 2^32") fails before any shard writes, naming
+// shard 0's gseq. (The check pass runs with number 0, so it could not see
+// the bound: shard 0 wrote its part and shard 1 failed on its own seq.)
+func TestAdd_shardedNumbersExhausted(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		x, err := search.New(b.Client, "sh", search.WithPrefix(b.Prefix), search.WithShards(2))
+		require.NoError(t, err)
+		on := idsOnShards(x)
+		stats := strings.TrimSuffix(x.Shard(0).IDsKey(), "ids") + "n"
+		// The batch reserves 4294967295 (the last number below 2^32) for
+		// on[0] and 4294967296 for on[1].
+		require.NoError(t, b.Client.HSet(ctx, stats, "gseq", "4294967294").Err())
+		added, _, err := x.Add(ctx, search.Document{ID: on[0], Text: "redis"}, search.Document{ID: on[1], Text: "redis"})
+		var ke *ria.KeyError
+		require.ErrorAs(t, err, &ke)
+		assert.ErrorIs(t, err, ria.ErrCorrupt)
+		assert.Equal(t, stats, ke.Key)
+		assert.Equal(t, "search index stats field gseq", ke.Role)
+		assert.Zero(t, added, "a part was applied")
+		_, gerr := x.Get(ctx, on[0])
+		assert.ErrorIs(t, gerr, search.ErrNotFound, "the Add that failed its check of a value there before it wrote %q (shard 0)", on[0])
+	})
 }

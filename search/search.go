@@ -165,6 +165,11 @@ func (x *Index) Add(ctx context.Context, docs ...Document) (added, replaced int,
 		if err := errors.Join(errs...); err != nil {
 			return 0, 0, fmt.Errorf("search: add %d documents: %w", len(docs), err)
 		}
+		if end > 4294967295 { // SETBIT's last bit, as add.lua checks a shard's own seq
+			return 0, 0, fmt.Errorf("search: add %d documents: reserve numbers: %w", len(docs), &ria.KeyError{
+				Role: "search index stats field gseq", Key: k, Got: strconv.FormatInt(end, 10),
+				Want: "document numbers below 2^32", Err: ria.ErrCorrupt})
+		}
 		// The numbers reserved: base, base+1, ... in the order of docs.
 		base := end - int64(len(docs)) + 1
 		for i, d := range docs {

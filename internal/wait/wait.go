@@ -263,6 +263,12 @@ func (q *queuer) run(ctx context.Context) (bool, error) {
 			return q.giveUp(ctx, joinNew(err, q.lastErr))
 		}
 		left := q.left()
+		if waitFor > 0 && q.leaseLeft() <= time.Millisecond {
+			// Half the caller's lease has passed since its last attempt
+			// (a pipelined round blocked that long): attempt again at once,
+			// not after a wait that can only time out.
+			waitFor = 0
+		}
 		var r round
 		switch {
 		case waitFor > 0:

@@ -1094,3 +1094,30 @@ func TestScriptIn(t *testing.T) {
 		assert.ErrorContains(t, err, "NOSCRIPT")
 	})
 }
+
+// A waiter whose lease is shorter than the holder's attempts again every
+// half of its lease (Turn.Lease, lock/doc.go: "an attempt again every half
+// of the waiter's own TTL"). Each such attempt should cost one round trip
+// (the pipelined round: attempt + BLPOP bounded by half the lease). (After
+// a pipelined round that blocked for half the lease, a plain wait bounded
+// by the half lease left, none, was sent: a 1 ms BLPOP that could only time
+// out, before every pipelined attempt.)
+func TestQueue_halfLeaseRoundTrips(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		const lease = 200 * time.Millisecond
+		const retryIn = 10 * time.Second // the holder's lease, seen by every attempt
+		const attempts = 6
+		r := &turn{grantKey: b.Prefix + "{k}:grant", lease: lease, attempt: func(_ context.Context, n int) (bool, time.Duration, error) {
+			return n == attempts, retryIn, nil
+		}}
+		var q queued
+		rt, _ := b.Count.Delta(func() { q = queue(bounded(t), b.Client, time.Now().Add(20*time.Second), r) })
+		require.Equal(t, queued{true, nil}, q)
+		require.Len(t, r.calls, attempts)
+		// attempt 1 is plain (no round trip in this fake), then one plain
+		// wait of half the lease, then attempts 2..6 pipelined: one round
+		// trip each.
+		assert.Equal(t, int64(1+attempts-1), rt,
+			"one round trip per half-lease attempt; got %d for %d attempts", rt, attempts)
+	})
+}
