@@ -164,6 +164,14 @@
 // completes it. A chat reference left on a user's list without
 // membership is skipped by Fetch.
 //
+// A Send publishes its wake-ups from its script, on the chat's node: a
+// Cluster passes every PUBLISH to every node, but a *redis.Ring (or
+// independent servers behind one client) does not, so there a member
+// whose user key lives on another server is not woken by a Send (nor by
+// SendFile's announcement) and sees the message at its Wait's next poll
+// ([WithPollInterval]). Create, Join and Leave publish from the client,
+// on the user's server, and wake on every kind of client.
+//
 // # Limits
 //
 // A send publishes one wake-up per member (O(members)), hence
