@@ -14,7 +14,8 @@ import (
 
 // A flush whose script ran but whose reply was lost (connection cut), and
 // whose go-redis re-sends then failed otherwise (refused with LOADING, as
-// a restarting server answers, or unable to connect while it is down),
+// a restarting server answers, or BUSY, as one running a long script does,
+// or unable to connect while it is down),
 // may have run: the error wraps ria.ErrOutcomeUnknown, and the update is
 // sent again only with its own reply record, never merged with later
 // increments under a new one (the Batcher used to take the last error of
@@ -29,7 +30,7 @@ func TestBatcher_resendRefused(t *testing.T) {
 			// The classification is the same code on every client.
 			t.Skip("a re-send cannot be made to dial on a Cluster")
 		}
-		for _, mode := range []string{"LOADING", "dial"} {
+		for _, mode := range []string{"LOADING", "BUSY", "dial"} {
 			b.Flush()
 			ctx := t.Context()
 			rdb, cnt, f := b.FaultyClient(func(o *redis.UniversalOptions) {
@@ -38,10 +39,11 @@ func TestBatcher_resendRefused(t *testing.T) {
 				o.PoolSize, o.MaxRetries, o.MaxRedirects = 1, 1, 1
 				o.MinRetryBackoff, o.MaxRetryBackoff = time.Millisecond, time.Millisecond
 			})
-			reply := redistest.ErrLoading.Error() // re-sends answered LOADING
-			if mode == "dial" {
-				reply = "" // re-sends cannot connect
-			}
+			reply := map[string]string{ // what re-sends get
+				"LOADING": redistest.ErrLoading.Error(),
+				"BUSY":    redistest.ErrBusy.Error(),
+				"dial":    "", // they cannot connect
+			}[mode]
 			c, _ := newCounters(t, b, rdb)
 			check, _ := newCounters(t, b, b.Client)
 			bt, err := c.Batcher()
@@ -77,53 +79,5 @@ func TestBatcher_resendRefused(t *testing.T) {
 			assert.Equal(t, int64(4), s.Counted, mode)
 			assert.Zero(t, s.Pending+s.Unknown+s.Dropped, "%s: %+v", mode, s)
 		}
-	})
-}
-
-// errBusy is how a server running a long script refuses every other
-// command. go-redis does not re-send on it, but it can answer a re-send
-// (by go-redis after a lost reply) of a call whose first attempt ran.
-const errBusy = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSCRIPT."
-
-// A flush whose script ran but whose reply was lost, and whose go-redis
-// re-send was then refused with BUSY (a server busy with another client's
-// long script), may have run: it must be reported as an unknown outcome
-// and sent again only with its own reply record. (Taking BUSY for a
-// refusal of the call's only attempt, the Batcher merged the update with
-// later increments under a new record and counted the first increment
-// twice.)
-func TestBatcher_resendRefusedBusy(t *testing.T) {
-	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
-		if b.Kind == redistest.Cluster {
-			t.Skip("a re-send cannot be made to dial on a Cluster (as TestBatcher_resendRefused)")
-		}
-		ctx := t.Context()
-		rdb, _, f := b.FaultyClient(func(o *redis.UniversalOptions) {
-			o.PoolSize, o.MaxRetries, o.MaxRedirects = 1, 1, 1
-			o.MinRetryBackoff, o.MaxRetryBackoff = time.Millisecond, time.Millisecond
-		})
-		c, _ := newCounters(t, b, rdb)
-		check, _ := newCounters(t, b, b.Client)
-		bt, err := c.Batcher()
-		require.NoError(t, err)
-
-		require.NoError(t, bt.Add("hits", 1))
-		require.NoError(t, bt.Flush(ctx)) // caches the script, opens the connection
-		require.Equal(t, int64(1), dayCount(t, check, "hits"))
-
-		require.NoError(t, bt.Add("hits", 1))
-		stopRefusing := f.RefuseDials(errBusy)
-		f.LoseReply(1, redistest.Scripts) // runs, reply lost, connection cut; the re-send gets BUSY
-		err = bt.Flush(ctx)
-		f.Disarm()
-		stopRefusing()
-		require.Equal(t, int64(1), f.Lost(), "the fault happened")
-		require.Equal(t, int64(2), dayCount(t, check, "hits"), "the lost flush ran")
-		assert.ErrorIs(t, err, ria.ErrOutcomeUnknown, "the update ran, its reply was lost")
-
-		require.NoError(t, bt.Add("hits", 1))
-		_ = bt.Flush(ctx)
-		_ = bt.Flush(ctx)
-		assert.Equal(t, int64(3), dayCount(t, check, "hits"), "3 increments added, each counted once")
 	})
 }

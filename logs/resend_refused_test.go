@@ -69,38 +69,37 @@ func TestHandler_resendRefused(t *testing.T) {
 	})
 }
 
-// errBusy is how a server running a long script refuses every other
-// command. go-redis does not re-send on it, but it can answer a re-send
-// (by go-redis after a lost reply) of a call whose first attempt ran.
-const errBusy = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSCRIPT."
-
 // A LogCommon whose script ran but whose reply was lost, and whose go-redis
-// re-send was refused with BUSY, wrote its entry: it must report an
+// re-send was refused (LOADING, or BUSY, which go-redis does not re-send
+// on but which can answer its re-send), wrote its entry: it reports an
 // unknown outcome (rule 6: never a refusal for something it did), not the
-// BUSY refusal of the re-send as if the call had never run.
-func TestLogCommon_resendRefusedBusy(t *testing.T) {
+// refusal of the re-send as if the call had never run.
+func TestLogCommon_resendRefused(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		if b.Kind == redistest.Cluster {
 			t.Skip("a re-send cannot be made to dial on a Cluster (as TestHandler_resendRefused)")
 		}
-		ctx := t.Context()
-		rdb, _, f := b.FaultyClient(func(o *redis.UniversalOptions) {
-			o.PoolSize, o.MaxRetries = 1, 1 // a re-send must dial
-			o.MinRetryBackoff, o.MaxRetryBackoff = time.Millisecond, time.Millisecond
-		})
-		l := newLogs(t, b, rdb)
-		check := newLogs(t, b, b.Client)
-		require.NoError(t, l.LogCommon(ctx, "app", logs.Entry{Severity: logs.Warning, Message: "warm"}))
+		for _, refusal := range []error{redistest.ErrLoading, redistest.ErrBusy} {
+			b.Flush()
+			ctx := t.Context()
+			rdb, _, f := b.FaultyClient(func(o *redis.UniversalOptions) {
+				o.PoolSize, o.MaxRetries = 1, 1 // a re-send must dial
+				o.MinRetryBackoff, o.MaxRetryBackoff = time.Millisecond, time.Millisecond
+			})
+			l := newLogs(t, b, rdb)
+			check := newLogs(t, b, b.Client)
+			require.NoError(t, l.LogCommon(ctx, "app", logs.Entry{Severity: logs.Warning, Message: "warm"}))
 
-		stopRefusing := f.RefuseDials(errBusy)
-		f.LoseReply(1, redistest.Scripts)
-		err := l.LogCommon(ctx, "app", logs.Entry{Severity: logs.Info, Message: "order placed"})
-		f.Disarm()
-		stopRefusing()
-		require.Equal(t, int64(1), f.Lost(), "the fault happened")
-		rec, rerr := check.Recent(ctx, "app", logs.Info)
-		require.NoError(t, rerr)
-		require.Len(t, rec, 1, "the lost write ran")
-		assert.ErrorIs(t, err, ria.ErrOutcomeUnknown, "the write ran, its reply was lost: %v", err)
+			stopRefusing := f.RefuseDials(refusal.Error())
+			f.LoseReply(1, redistest.Scripts)
+			err := l.LogCommon(ctx, "app", logs.Entry{Severity: logs.Info, Message: "order placed"})
+			f.Disarm()
+			stopRefusing()
+			require.Equal(t, int64(1), f.Lost(), "%v: the fault happened", refusal)
+			rec, rerr := check.Recent(ctx, "app", logs.Info)
+			require.NoError(t, rerr)
+			require.Len(t, rec, 1, "%v: the lost write ran", refusal)
+			assert.ErrorIs(t, err, ria.ErrOutcomeUnknown, "%v: the write ran, its reply was lost: %v", refusal, err)
+		}
 	})
 }

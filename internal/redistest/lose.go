@@ -19,6 +19,11 @@ var ErrReplyLost = fmt.Errorf("redistest: reply lost: %w", io.ErrUnexpectedEOF)
 // answer to a call whose first attempt ran and lost its reply.
 var ErrLoading error = serverError("LOADING Redis is loading the dataset in memory")
 
+// ErrBusy is a BUSY error reply, as a server running a long script
+// answers: go-redis does not re-send on it, but it can answer a re-send
+// (after a lost reply) of a call whose first attempt ran.
+var ErrBusy error = serverError("BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSCRIPT.")
+
 type serverError string
 
 func (e serverError) Error() string { return string(e) }
