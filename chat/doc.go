@@ -115,7 +115,8 @@
 //
 // Send 1 (one script); History 1; Members 1; Create and Join 2 (a script
 // in the chat's slot, then one pipeline of the members' lists in their own
-// slots, each SADD followed by its member's wake-up); Leave
+// slots, each SADD followed by its member's wake-up: 1 per node holding a
+// member's list on a Cluster, for Create); Leave
 // 3 (its script, SREM, then ZSCORE: the user's membership read again, as
 // a Join of theirs from another device may have run between the script
 // and the SREM; 4 when it did, SADD putting the chat back on their list,

@@ -18,8 +18,9 @@ import (
 // and sends v from sender as its message 1 (Redis in Action's create_chat;
 // the caller names the chat, see [NewID]). Every member, the sender
 // included, has seen nothing, so each one's next [Chats.Fetch] returns
-// message 1. Two round trips: one script in the chat's slot, then one
-// pipeline adding the chat to each member's list (in the members' slots),
+// message 1. Two round trips (1 + 1 per node holding a member's list on a
+// Cluster): one script in the chat's slot, then one pipeline adding the
+// chat to each member's list (in the members' slots),
 // each followed by the wake-up of that member's [Chats.Wait] (the sender
 // but), so that a woken Wait finds the chat.
 //

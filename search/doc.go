@@ -167,7 +167,8 @@
 // 1, Search 1, Page 1, Refresh 1 (each runs one script per shard, all in
 // one pipeline: one round trip per Cluster node holding a shard; the first
 // run of a script on a server adds one for EVAL after NOSCRIPT; a sharded
-// Remove whose IDs span shards runs the check pass first, one more), Get 1
+// Remove whose IDs span shards runs the check pass first, one more
+// pipeline: 1 more per node), Get 1
 // (one read-only script on the document's shard), Count 1 (one HGET of
 // each shard's stats, in one pipeline: one round trip per node; a stats
 // key of another type costs one TYPE more, on that path only). A
@@ -175,7 +176,7 @@
 // (HINCRBY of gseq in shard 0's stats, in one pipeline with the check
 // pass when the batch spans shards), and a [ByRelevance] search of a
 // sharded index first reads the whole index's statistics, each in one
-// more round trip, so that the order and scores are an unsharded index's.
+// more pipeline (1 more per node), so that the order and scores are an unsharded index's.
 // Inside the script, a search makes a few SET commands (SMEMBERS or
 // SINTER, SUNIONSTORE per synonym group; SCARD and then SMEMBERS or
 // SMISMEMBER per SET that filters the candidates, an exclusion or a

@@ -176,7 +176,9 @@
 // falls, and must fit in the client's ReadTimeout, which go-redis does not
 // lengthen inside a pipeline): a longer wait goes on with one plain
 // blocking wait until the earliest holder's deadline (or a release hands a
-// permit over), one more per deadline passed or per 30 s. A waiter that
+// permit over), one more per deadline passed or per 30 s, and an attempt
+// again every half of the timeout when that is shorter (a hand-over is
+// dated from the waiter's last attempt). A waiter that
 // gives up pays 1 to leave the queue. With a ReadTimeout under about 260 ms
 // there is no room for a blocking read in a pipeline, and every wait is
 // plain (a wake that a plain wait reads, which stays on the grant list,
