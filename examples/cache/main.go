@@ -328,23 +328,8 @@ func (h *roundTrips) Delta(fn func()) int64 {
 	return h.n.Load() - n
 }
 
-// clean deletes the example's keys (they are known: no KEYS or SCAN). The
-// keys named after a call's token or nonce (a lease's wake list, the reply
-// records that answer re-sent calls) expire on their own within the lease
-// or the client's retry window.
+// clean deletes the example's keys: every key under its prefix (a SCAN of
+// each server), the near cache's and the reply records' included.
 func clean(ctx context.Context, rdb redis.UniversalClient) error {
-	ks := []string{
-		prefix + "{jobs:42}:val", prefix + "{sessions:user1}:val",
-		prefix + "{password-reset:user1}:guard", prefix + "{password-reset:user2}:guard",
-		prefix + "{job-views:site}:latest", prefix + "{jobs-by-views:site}:top",
-	}
-	for _, id := range []string{"1", "2", "3"} {
-		ks = append(ks, prefix+"{job-views:"+id+"}:count")
-	}
-	for _, k := range ks { // one key per DEL: they live in different slots
-		if err := rdb.Del(ctx, k).Err(); err != nil {
-			return err
-		}
-	}
-	return nil
+	return demo.Clean(ctx, rdb, prefix)
 }

@@ -174,18 +174,23 @@ func run() error {
 		mu.Lock()
 		emailsOut := len(sent) == len(sales)
 		mu.Unlock()
-		if !resumed && emailsOut && time.Now().After(digestDue.Add(100*time.Millisecond)) {
+		if !resumed && emailsOut && time.Now().After(digestDue) {
+			// Once due, the digest is promoted into its paused queue and
+			// waits there (checked until it is, or for a second).
 			s, err := g.Stats(ctx, "reports")
 			if err != nil {
 				return err
 			}
-			mu.Lock()
-			pausedWhileDue = s.Ready["reports"] == 1 && digestAt.IsZero()
-			mu.Unlock()
-			if err := g.Resume(ctx, "reports"); err != nil {
-				return err
+			ready := s.Ready["reports"] == 1
+			if ready || time.Now().After(digestDue.Add(time.Second)) {
+				mu.Lock()
+				pausedWhileDue = ready && digestAt.IsZero()
+				mu.Unlock()
+				if err := g.Resume(ctx, "reports"); err != nil {
+					return err
+				}
+				resumed = true
 			}
-			resumed = true
 		}
 		select {
 		case <-finished:

@@ -371,6 +371,12 @@ func (h *Handler) list(ctx context.Context, w http.ResponseWriter, r *http.Reque
 		}
 		return h.base + "/" + string(state) + "?" + v.Encode()
 	}
+	if int64(n) > d.Pages {
+		// Past the last page (the list shrank since the link was made, or
+		// the link was made up): show the last one.
+		http.Redirect(w, r, link(int(d.Pages)), http.StatusSeeOther)
+		return
+	}
 	d.Back = link(n)
 	if n > 1 {
 		d.Prev = link(n - 1)
@@ -448,7 +454,11 @@ func message(q url.Values) string {
 func (h *Handler) action(ctx context.Context, w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
 	if err := r.ParseForm(); err != nil {
-		h.fail(w, r, http.StatusBadRequest, fmt.Errorf("form: %w", err))
+		status := http.StatusBadRequest
+		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+			status = http.StatusRequestEntityTooLarge
+		}
+		h.fail(w, r, status, fmt.Errorf("form: %w", err))
 		return
 	}
 	if !h.allowed(r) {

@@ -47,7 +47,8 @@
 //
 // The overview costs one round trip ([queue.Group.Stats]), two when a
 // paused queue is not among [WithQueues] (its ready count); a list page
-// two ([queue.Group.Stats] for the totals, [queue.Group.List]); a task
+// two ([queue.Group.Stats] for the totals, [queue.Group.List]; a page
+// past the last one redirects to the last one); a task
 // page one ([queue.Group.Task]); an action one, a bulk action one per
 // [queue.MaxBulkBatch] tasks.
 package dashboard
