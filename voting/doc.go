@@ -66,14 +66,17 @@
 // read timeout; MaxRetries, 3 by default), so a script may run twice. Every
 // state-changing call answers truly all the same:
 //
-//   - [Site.Post], [Site.Vote] and [Site.Unvote] run once-scripts: the
+//   - [Site.Post], [Site.Vote], [Site.Unvote] and [Site.UpdateGroups] run
+//     once-scripts: the
 //     first run records its reply under a key of its own call,
 //     <prefix>{S}:once:<nonce>, a STRING that lives for the client's retry
 //     window, and a re-send is answered from it. So a re-sent Post posts
 //     one article and answers its ID, a re-sent Vote that counted answers
 //     true, and a re-sent Unvote that withdrew a vote answers true, never
 //     "had not voted" (nor does it withdraw a vote the same user cast in
-//     between, when its first run found none). The window is read
+//     between, when its first run found none), and a re-sent UpdateGroups
+//     does not add an article back to a group another client removed it
+//     from after the first run. The window is read
 //     from the client's options: MaxRetries times (PoolTimeout +
 //     WriteTimeout + ReadTimeout + MaxRetryBackoff), plus a second, at most
 //     5 minutes; 52 s with go-redis v9's defaults, none (no record is
@@ -83,9 +86,9 @@
 //     a client with fewer retries or shorter timeouts to shrink it. A
 //     refused vote or withdrawal ([ErrNoArticle], [ErrVotingClosed]) keeps
 //     none: a re-send is refused alike.
-//   - [Site.UpdateGroups] and the cache fill of [Site.GroupPage] are
-//     naturally idempotent: a re-send adds and removes the same members,
-//     or finds the cache its first run filled, and changes nothing more.
+//   - The cache fill of [Site.GroupPage] is naturally idempotent: a
+//     re-send finds the cache its first run filled, and changes nothing
+//     more.
 //
 // When every attempt lost its reply, the call returns an error wrapping
 // ria.ErrOutcomeUnknown: it may or may not have taken effect; read the

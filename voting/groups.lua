@@ -1,15 +1,17 @@
 -- groups.lua: add an article to some groups and remove it from others
 -- (Redis in Action 1.3.2, add_remove_groups) in one atomic step, and drop
--- the cached pages of every group whose membership changed. Naturally
--- idempotent: a re-send adds and removes the same members again, which
--- changes nothing, and answers the same (the caller ignores the count).
+-- the cached pages of every group whose membership changed. A
+-- once-script (once.lua): a re-send is answered from the record of the
+-- first run's reply and writes nothing, so it cannot add the article back
+-- to a group another client removed it from meanwhile.
 -- KEYS[1] time  ZSET article ID -> post time: the article must be in it
 -- then, for each group, three keys: the group's SET of article IDs and its
 -- two cached page ZSETs (by score, by time). The first ARGV[2] groups are
 -- added to, the rest removed from.
 -- ARGV[1] article ID   ARGV[2] number of groups to add the article to
--- returns the number of memberships changed, or -1 if there is no such
--- article (then nothing is written)
+-- returns the number of memberships changed; the error reply 'NOARTICLE'
+-- (no such article) refuses the call having written nothing, not even a
+-- record (a re-send is refused alike)
 -- Every key is checked before the first write.
 local spec = {KEYS[1], 'zset', 'voting time index'}
 for i = 2, #KEYS, 3 do
@@ -21,7 +23,7 @@ local bad = check_types(spec)
 if bad then return bad end
 
 local id = ARGV[1]
-if not redis.call('ZSCORE', KEYS[1], id) then return -1 end
+if not redis.call('ZSCORE', KEYS[1], id) then return redis.error_reply('NOARTICLE voting: no such article') end
 local nadd = tonumber(ARGV[2])
 local changed = 0
 local g = 0

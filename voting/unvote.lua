@@ -27,7 +27,7 @@ local window = tonumber(ARGV[4])
 
 local bad = vote_check(timeKey, scoreKey, article, voted, downvoted)
 if bad then return bad end
-local closed = vote_closed(timeKey, id, window)
+local closed = vote_closed(timeKey, id, window, article)
 if closed then return closed end
 
 if redis.call('SREM', voted, user) == 1 then

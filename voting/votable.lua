@@ -22,10 +22,14 @@ end
 -- vote_closed returns nil and the post time (Unix s) of article id while
 -- voting on it is open: the server's TIME is before its post time (its
 -- score in the time index timeKey) plus window seconds; else the refusal
--- NOARTICLE or VOTINGCLOSED.
-local function vote_closed(timeKey, id, window)
+-- NOARTICLE or VOTINGCLOSED. Given the article's hash key, an article
+-- whose hash is gone (deleted by hand, evicted) is NOARTICLE too, as Get
+-- says: a vote must not re-create it as a bare counter.
+local function vote_closed(timeKey, id, window, article)
   local posted = redis.call('ZSCORE', timeKey, id)
-  if not posted then return redis.error_reply('NOARTICLE voting: no such article') end
+  if not posted or (article and redis.call('EXISTS', article) == 0) then
+    return redis.error_reply('NOARTICLE voting: no such article')
+  end
   local raw = posted
   posted = tonumber(raw)
   if raw == '-inf' then posted = -math.huge end -- some servers' Lua reads no 'inf'

@@ -26,7 +26,7 @@ local window = tonumber(ARGV[5])
 
 local bad = vote_check(timeKey, scoreKey, article, voted, downvoted)
 if bad then return bad end
-local closed, posted = vote_closed(timeKey, id, window)
+local closed, posted = vote_closed(timeKey, id, window, article)
 if closed then return closed end
 
 local to, from, field, other, sign = voted, downvoted, 'votes', 'downvotes', 1

@@ -84,7 +84,7 @@ var (
 	voteScript      = script.NewOnce("voting vote", votableLua+voteLua)
 	unvoteScript    = script.NewOnce("voting unvote", votableLua+unvoteLua)
 	voteOfScript    = script.New("voting vote of", votableLua+voteOfLua)
-	groupsScript    = script.New("voting groups", groupsLua)
+	groupsScript    = script.NewOnce("voting groups", groupsLua)
 	groupPageScript = script.New("voting group page", groupPageLua)
 )
 
@@ -494,12 +494,12 @@ func (s *Site) UpdateGroups(ctx context.Context, id string, add, remove []string
 	for _, g := range groups {
 		ks = append(ks, s.keys.groupKey(g), s.keys.cacheKey(ByScore, g), s.keys.cacheKey(ByTime, g))
 	}
-	n, err := groupsScript.Int64(ctx, s.rdb, ks, id, nadd)
-	switch {
-	case err != nil:
-		return fmt.Errorf("voting: update groups of article %q: %w", id, script.Unknown(err))
-	case n == -1:
-		return fmt.Errorf("voting: update groups of article %q: %w", id, ErrNoArticle)
+	v, err := groupsScript.RunOnce(ctx, s.rdb, s.keys.onceKey(), ks, id, nadd)
+	if err == nil {
+		_, err = groupsScript.AsInt64(v)
+	}
+	if err != nil {
+		return fmt.Errorf("voting: update groups of article %q: %w", id, refusal(err))
 	}
 	return nil
 }
@@ -558,8 +558,23 @@ func (s *Site) fetch(ctx context.Context, ids []string) ([]Article, error) {
 		scores[i] = pipe.ZScore(ctx, s.keys.score, id)
 	}
 	// Exec reports the first failed command, and a missing score is
-	// redis.Nil: look at each command instead.
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+	// redis.Nil, which may come before a wrong-type hash: look for the
+	// first other failure.
+	_, err := pipe.Exec(ctx)
+	if errors.Is(err, redis.Nil) {
+		err = nil
+		for i := range ids {
+			if e := hashes[i].Err(); e != nil {
+				err = e
+				break
+			}
+			if e := scores[i].Err(); e != nil && !errors.Is(e, redis.Nil) {
+				err = e
+				break
+			}
+		}
+	}
+	if err != nil {
 		reads := make([]script.Read, 0, 2*len(ids))
 		for i, id := range ids {
 			reads = append(reads,
