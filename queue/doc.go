@@ -100,7 +100,10 @@
 //     enqueue with a delay, a retry) pushes a token to the group's schedule
 //     list, which wakes one idle worker (or the next one to become idle):
 //     it takes again and so learns it. So a due task is promoted within
-//     milliseconds (up to 50 ms while the worker that knows of it is busy).
+//     milliseconds (up to 50 ms while the worker that knows of it is busy):
+//     an idle worker ends its wait itself when the time comes (one push to
+//     its wake list), as Redis times a blocked command out only at its next
+//     event loop tick, up to 1000/hz ms late (100 ms at the default hz 10).
 //     While no worker is idle and none knows of it, the next take that
 //     finds it due promotes it: a busy worker takes all the time, one with
 //     every slot busy when a slot frees. If the worker that knew of it is
@@ -331,7 +334,8 @@
 //   - Only one Redis primary is the source of truth: a failover with
 //     asynchronous replication can lose recent enqueues or outcomes (a lost
 //     outcome means the task runs again).
-//   - An idle worker takes (1 round trip, then BLPOP again) at least once
+//   - An idle worker takes (1 round trip, 2 when it ends its own wait at a
+//     due time or the lease bound, then BLPOP again) at least once
 //     per lease: a short lease makes idle workers wake that often.
 //   - [Group.Cancel] removes delayed tasks only; [Group.Delete] removes
 //     ready, delayed and dead ones (a ready one costs a scan of its

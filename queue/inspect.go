@@ -114,7 +114,7 @@ func (g *Group) List(ctx context.Context, state State, queue string, offset, lim
 			return nil, fmt.Errorf("queue: list %s in %q: task %q: %w", state, g.name, id, err)
 		}
 		info := TaskInfo{ID: id, Queue: p.queue, Name: p.name, Payload: []byte(p.payload), MaxRetry: p.maxRetry,
-			State: state, Error: lastErr}
+			Unique: p.unique, State: state, Error: lastErr}
 		info.Attempts, _ = strconv.Atoi(attempts)
 		if at != 0 {
 			info.At = time.UnixMilli(at)

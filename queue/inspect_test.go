@@ -488,3 +488,21 @@ func ExampleGroup_List() {
 	// ready: digest-mon
 	// delayed: 1
 }
+
+// List returns TaskInfo, whose Unique field is documented as "its
+// uniqueness key, \"\" if none": List fills it as Task does.
+func TestGroup_List_unique(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		g := newGroup(t, b, b.Client)
+		id, err := g.Enqueue(ctx, "default", "t", 1, queue.Unique(time.Hour), queue.UniqueKey("k"))
+		require.NoError(t, err)
+		info, err := g.Task(ctx, id)
+		require.NoError(t, err)
+		require.Equal(t, "k", info.Unique)
+		list, err := g.List(ctx, queue.StateReady, "default", 0, 10)
+		require.NoError(t, err)
+		require.Len(t, list, 1)
+		assert.Equal(t, "k", list[0].Unique, "List tells the uniqueness key as Task does")
+	})
+}

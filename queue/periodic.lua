@@ -33,7 +33,8 @@ local every, offset = tonumber(ARGV[2]), tonumber(ARGV[3])
 local p = math.floor((now - offset) / every)
 local start = p * every + offset
 local nextp = start + every
-local last = tonumber(redis.call('hget', KEYS[4], ARGV[1]) or '-1')
+local mark = redis.call('hget', KEYS[4], ARGV[1])
+local last = mark and tonumber(mark) -- nil: no period marked yet
 local id = ARGV[1] .. '@' .. string.format('%.0f', start)
 
 -- ours tells whether task id holds this tick's nonce.
@@ -42,7 +43,9 @@ local function ours()
   return c == ARGV[5]
 end
 
-if last >= start or last == p then
+-- An old mark holds a period number (never negative: periods before 1970
+-- start below 0).
+if last and (last >= start or (p >= 0 and last == p)) then
   if ours() then return {1, start, nextp, now} end
   return {0, start, nextp, now}
 end

@@ -295,3 +295,22 @@ func TestScheduler_subMillisecond(t *testing.T) {
 		assert.ErrorContains(t, err, "whole number of milliseconds", "%+v", p)
 	}
 }
+
+// A schedule whose Offset lies beyond the server's time since the epoch
+// (valid input: 0 <= Offset < Every <= MaxDelay) is in period -1, which
+// started before the epoch. Its first tick must enqueue that period's task
+// like any other ("the first tick in it enqueues its task").
+func TestScheduler_Tick_periodBeforeEpoch(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		g := newGroup(t, b, b.Client)
+		s, err := g.Scheduler(discard, queue.Periodic{Name: "far", Every: queue.MaxDelay,
+			Offset: queue.MaxDelay - time.Millisecond, Queue: "default", Task: "t"})
+		require.NoError(t, err)
+		ids, _, err := s.Tick(ctx)
+		require.NoError(t, err)
+		assert.Len(t, ids, 1, "the current period's task is enqueued by the first tick")
+		assert.Equal(t, int64(len(ids)), stats(t, g, "default").Ready["default"])
+		assert.Len(t, readyIDs(t, b, "default"), 1, "a task is ready")
+	})
+}

@@ -154,6 +154,29 @@ func TestWorker_delayedWhileIdle(t *testing.T) {
 	})
 }
 
+// Redis times a blocked command out at its next event loop tick, up to
+// 1000/hz ms late (100 ms at the default hz 10): the worker ends its own
+// wait when the task is due. Here the server never times the BLPOP out
+// (NoTimeouts); the task still runs when due, not when the worker gives up
+// on its wait (5 s after its timeout).
+func TestWorker_delayedWhileIdle_serverTimeoutLate(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		c, _ := b.NewClient()
+		c.AddHook(redistest.NoTimeouts{})
+		took := afterFirstScript(c)
+		w := newWorker(t, newGroup(t, b, c))
+		ran := make(chan struct{}, 1)
+		handle(t, w, "t", func(context.Context, *queue.Task) error { ran <- struct{}{}; return nil })
+		start(t, w)
+		receive(t, took)
+		_, err := newGroup(t, b, b.Client).Enqueue(ctx, "default", "t", nil, queue.Delay(200*time.Millisecond))
+		require.NoError(t, err)
+		b.FastForward(250 * time.Millisecond)
+		t.Logf("ran %v after it was due", within(t, ran, 3*time.Second, "the delayed task"))
+	})
+}
+
 // A retry scheduled by a worker that is busy (it took its next task in the
 // same take) is promoted when due by an idle worker of the group, even one
 // that serves other queues and waited since before the retry existed.

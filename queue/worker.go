@@ -714,10 +714,19 @@ func (r *run) idle(ctx context.Context, block time.Duration) error {
 		_, _, _, err := wait.BLPop(bctx, r.g.rdb, block, keys...)
 		done <- err
 	}()
+	// Redis times a blocked command out at its next event loop tick, up to
+	// 1000/hz ms late (100 ms at the default hz 10): the worker ends its
+	// wait itself when block has passed, so that a due task is promoted on
+	// time (one more round trip: the push to its wake list).
+	over := time.NewTimer(block)
+	defer over.Stop()
 	for {
 		select {
 		case err := <-done:
 			return err
+		case <-over.C:
+			r.endWait(done)
+			return nil
 		case o := <-r.outcomes:
 			r.received(o)
 			r.drain()
