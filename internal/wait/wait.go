@@ -538,9 +538,20 @@ func Spread(d time.Duration) time.Duration {
 // goroutine because go-redis does not interrupt a blocked read on
 // cancellation. Pop then pushes an empty value to key so that the BLMOVE
 // returns and frees its connection, and waits for it (at most JoinWait).
+// A sub-second d that the BLMOVE must round up to a second (c's read
+// timeout leaves no room for a fractional one) ends the same way at d,
+// with ok false, and Pop then removes its empty value again (two more
+// round trips). Otherwise the server times the BLMOVE out: at its next
+// event loop tick, up to 1000/hz ms after d (100 ms at the default hz 10).
 func Pop(ctx context.Context, c Client, key string, d time.Duration) (string, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return "", false, err
+	}
+	var over <-chan time.Time
+	if secs, frac := blockTimeout(c, d); frac == "" && secs > d {
+		t := time.NewTimer(max(d, 0))
+		defer t.Stop()
+		over = t.C
 	}
 	type popped struct {
 		val string
@@ -552,19 +563,32 @@ func Pop(ctx context.Context, c Client, key string, d time.Duration) (string, bo
 		val, ok, err := BLMove(context.WithoutCancel(ctx), c, d, key, key, "LEFT", "LEFT")
 		done <- popped{val, ok, err}
 	}()
+	var err error
 	select {
 	case r := <-done:
 		return r.val, r.ok, r.err
 	case <-ctx.Done():
+		err = ctx.Err()
+	case <-over:
 	}
 	wake(ctx, c, key)
 	t := time.NewTimer(JoinWait)
 	defer t.Stop()
 	select {
 	case <-done:
+		if err == nil {
+			// The wait ended at d, not by a value: the empty value must
+			// not end the caller's next wait at once (the last one of the
+			// list is ours, or one like it).
+			lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+			defer cancel()
+			if lerr := c.Do(lctx, "lrem", key, -1, "").Err(); lerr != nil {
+				return "", false, lerr
+			}
+		}
 	case <-t.C:
 	}
-	return "", false, ctx.Err()
+	return "", false, err
 }
 
 // Detached runs a blocking call fn on a context that ctx's cancellation does

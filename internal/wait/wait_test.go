@@ -424,7 +424,8 @@ func TestPop_cancelledFreesConnection(t *testing.T) {
 // A sub-second wait must not be cut short by the client's ReadTimeout: the
 // whole-second path (BLPop) extends the read deadline by the BLPOP timeout,
 // but the fractional path (Do) does not, so a client whose ReadTimeout is
-// below d gets an i/o timeout instead of a normal return after d.
+// below d gets an i/o timeout instead of a normal return after d. Nor may
+// it last the whole second go-redis's BLMove rounds it up to.
 func TestPop_subSecondWithShortReadTimeout(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		const readTimeout = 100 * time.Millisecond
@@ -435,13 +436,23 @@ func TestPop_subSecondWithShortReadTimeout(t *testing.T) {
 			c = redis.NewClient(&redis.Options{Addr: b.Addrs()[0], ReadTimeout: readTimeout})
 		}
 		t.Cleanup(func() { _ = c.Close() })
-		key := b.Prefix + "{k}:grant"
-		for _, d := range []time.Duration{time.Second, 500 * time.Millisecond} {
+		for _, d := range []time.Duration{time.Second, 500 * time.Millisecond, 50 * time.Millisecond} {
 			t.Run(d.String(), func(t *testing.T) {
+				key := b.Prefix + "{" + d.String() + "}:grant"
 				start := time.Now()
 				r := pop(bounded(t), c, key, d)
 				if assert.NoError(t, r.err, "Pop(%v) with ReadTimeout %v", d, readTimeout) {
-					assert.GreaterOrEqual(t, time.Since(start), d-10*time.Millisecond, "waited the whole d")
+					assert.False(t, r.ok, "nothing was pushed")
+					took := time.Since(start)
+					assert.GreaterOrEqual(t, took, d-10*time.Millisecond, "waited the whole d")
+					if d < 500*time.Millisecond {
+						// The BLMOVE waits a whole second (no room for a
+						// fractional timeout); Pop ends it at d.
+						assert.Less(t, took, 900*time.Millisecond, "ended at d, not at the second the BLMOVE was rounded to")
+						n, err := c.LLen(t.Context(), key).Result()
+						require.NoError(t, err)
+						assert.Zero(t, n, "the value that ended the wait is gone: it would end the next wait at once")
+					}
 				}
 			})
 		}
