@@ -100,7 +100,9 @@
 //     pop again (one may find the value taken by another and wait again).
 //   - [Hash.Len] and [ReadLimits] visit each primary once: a Cluster's
 //     replicas are not visited (go-redis's ForEachShard would visit them
-//     too and count their keys twice). [Records.Scan] and
+//     too and count their keys twice); on a Ring, a shard go-redis marks
+//     down makes them fail (go-redis would skip it and they would answer
+//     for the others as for all). [Records.Scan] and
 //     [Locations.Aggregate] read each string once, by its number, from the
 //     node that serves it.
 //   - [Set.Members] reads shards 0 to n-1 by number (no key SCAN) with

@@ -176,7 +176,10 @@ func (l *List) pop(ctx context.Context, dir, waiter string, wait time.Duration) 
 // pop registers the caller, which blocks (BLMOVE) on a wake list of its
 // own until a push wakes it, and pops again: three round trips for a value
 // that arrives while it waits, more if other pops take it first. Each
-// waiting call holds a connection of the client's pool.
+// waiting call holds a connection of the client's pool. A wait that ends
+// with none ends when the server times the BLMOVE out: Redis does that at
+// its next event loop tick, up to 1000/hz ms after timeout (100 ms at the
+// default hz 10).
 func (l *List) BlockingPopLeft(ctx context.Context, timeout time.Duration) (string, bool, error) {
 	return l.bpop(ctx, "l", timeout)
 }

@@ -228,7 +228,7 @@ func forEachPrimary(ctx context.Context, rdb Client, fn func(ctx context.Context
 	case *redis.ClusterClient:
 		return c.ForEachMaster(ctx, fn)
 	case *redis.Ring:
-		return c.ForEachShard(ctx, fn) // a Ring's shards have no replicas
+		return keys.ForEachRingShard(ctx, c, fn) // a Ring's shards have no replicas
 	}
 	return fmt.Errorf("shard: a %T does not list its servers (want *redis.Client, *redis.ClusterClient or *redis.Ring)", rdb)
 }

@@ -2,7 +2,9 @@ package keys
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -18,8 +20,8 @@ type Scanner interface {
 
 // Scan calls fn with each page of the keys that match pattern (SCAN MATCH,
 // see [GlobEscape]) on every node: every master of a *redis.ClusterClient
-// and every shard of a *redis.Ring, concurrently; otherwise the one
-// server. A key may come twice (SCAN may return it twice) and a key made
+// and every shard of a *redis.Ring, concurrently (an error if one is down:
+// see [ForEachRingShard]); otherwise the one server. A key may come twice (SCAN may return it twice) and a key made
 // during the scan may be missed. One round trip per [ScanCount] keys of the
 // database (all keys, not only the matching ones), per node.
 func Scan(ctx context.Context, rdb Scanner, pattern string, fn func(ctx context.Context, keys []string) error) error {
@@ -45,10 +47,30 @@ func Scan(ctx context.Context, rdb Scanner, pattern string, fn func(ctx context.
 	case *redis.ClusterClient:
 		return c.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error { return node(ctx, n) })
 	case *redis.Ring:
-		return c.ForEachShard(ctx, func(ctx context.Context, n *redis.Client) error { return node(ctx, n) })
+		return ForEachRingShard(ctx, c, func(ctx context.Context, n *redis.Client) error { return node(ctx, n) })
 	default:
 		return node(ctx, rdb)
 	}
+}
+
+// ForEachRingShard calls fn on every shard of c concurrently, as
+// c.ForEachShard does, and fails if that skipped a shard: go-redis skips
+// the shards its heartbeat marks down (and a closed Ring has none), so a
+// scan of the others would answer as if it had seen every key. The shards
+// are those of c's options (a Ring changed by SetAddrs is counted by them).
+func ForEachRingShard(ctx context.Context, c *redis.Ring, fn func(ctx context.Context, n *redis.Client) error) error {
+	var visited atomic.Int64
+	err := c.ForEachShard(ctx, func(ctx context.Context, n *redis.Client) error {
+		visited.Add(1)
+		return fn(ctx, n)
+	})
+	if err != nil {
+		return err
+	}
+	if n, all := visited.Load(), len(c.Options().Addrs); n < int64(all) {
+		return fmt.Errorf("keys: %d of the Ring's %d shards are down (or the Ring is closed): not visited", int64(all)-n, all)
+	}
+	return nil
 }
 
 // GlobEscape escapes the characters SCAN MATCH reads as pattern syntax.
