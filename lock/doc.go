@@ -309,6 +309,10 @@
 // queue. With a ReadTimeout under about 260 ms there is no room for a
 // blocking read in a pipeline, and every wait is plain (a wake that a
 // plain wait reads, which stays on the grant list, costs 1 more to delete).
+// A wait that ends by its timeout (a holder that neither released nor
+// extended) ends when the server times the blocking command out, at its
+// next event loop tick: up to 1000/hz ms after the holder's TTL (100 ms at
+// Redis's default hz 10) before the waiter attempts again.
 //
 // # Redis Cluster
 //

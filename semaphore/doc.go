@@ -182,7 +182,10 @@
 // gives up pays 1 to leave the queue. With a ReadTimeout under about 260 ms
 // there is no room for a blocking read in a pipeline, and every wait is
 // plain (a wake that a plain wait reads, which stays on the grant list,
-// costs 1 more to delete).
+// costs 1 more to delete). A wait that ends by its timeout (a holder that
+// neither released nor extended) ends when the server times the blocking
+// command out, at its next event loop tick: up to 1000/hz ms after the
+// holder's deadline (100 ms at Redis's default hz 10).
 //
 // # Redis Cluster
 //
