@@ -45,6 +45,14 @@ if redis.call('EXISTS', status) == 1 then
 end
 local t = redis.call('TIME')
 local ms = t[1] * 1000 + math.floor(t[2] / 1000)
+-- An author's scores strictly increase (several posts in one millisecond,
+-- a server clock stepped back): a tie orders by ID text, 'ann:10' before
+-- 'ann:9', and the cap would trim the newest status.
+local top = redis.call('ZRANGE', profile, -1, -1, 'WITHSCORES')
+if top[2] then
+  local prev = to_number(top[2])
+  if prev and prev >= ms then ms = prev + 1 end
+end
 local login = redis.call('HGET', user, 'login') or uid
 redis.call('HSET', status, 'id', id, 'uid', uid, 'login', login, 'message', msg, 'posted', ms)
 if ARGV[5] ~= '' then redis.call('HSET', status, 'lat', ARGV[5], 'lon', ARGV[6]) end

@@ -479,7 +479,7 @@ type Status struct {
 	UID     string // author's ID
 	Login   string // author's login as created
 	Message string
-	Posted  time.Time // server time, ms
+	Posted  time.Time // server time, ms; later than the author's previous status
 	// Location is where it was posted from ([At]), or nil.
 	Location *Point
 }
