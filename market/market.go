@@ -425,8 +425,11 @@ func (m *Market) Price(ctx context.Context, seller, item string) (int64, error) 
 	return price, nil
 }
 
-// Listings returns up to n listings, cheapest first (ties by item, then
-// seller), in one round trip.
+// Listings returns up to n listings, cheapest first, in one round trip.
+// Listings at one price come in the byte order of their members
+// "<item>.<seller>": by item, then seller, except that an item whose ID
+// another item's ID extends with a byte below '.' ("a" and "a-b") comes
+// after it.
 func (m *Market) Listings(ctx context.Context, n int) ([]Listing, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("market: listings: n %d: must be at least 1", n)
