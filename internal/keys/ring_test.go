@@ -46,7 +46,8 @@ func TestScan_ringShardDown(t *testing.T) {
 	var n int
 	err := keys.Scan(ctx, ring, "scan:*", func(_ context.Context, ks []string) error { n += len(ks); return nil })
 	require.Error(t, err, "Scan saw %d of 100 keys (%d were on the down shard)", n, on2)
-	assert.Contains(t, err.Error(), "1 of the Ring's 2 shards are down")
+	assert.ErrorIs(t, err, keys.ErrShardsDown)
+	assert.Contains(t, err.Error(), "1 of the Ring's 2 shards not visited")
 }
 
 // A closed Ring has no shards: Scan fails, as it does on a closed
@@ -58,5 +59,5 @@ func TestScan_closedRing(t *testing.T) {
 	require.NoError(t, ring.Set(ctx, b.Prefix+"x", 1, time.Minute).Err())
 	require.NoError(t, ring.Close())
 	err := keys.Scan(ctx, ring, keys.GlobEscape(b.Prefix)+"*", func(context.Context, []string) error { return nil })
-	assert.Error(t, err, "Scan on a closed Ring reported success having scanned nothing")
+	assert.ErrorIs(t, err, keys.ErrShardsDown, "Scan on a closed Ring reported success having scanned nothing")
 }

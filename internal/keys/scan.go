@@ -2,6 +2,7 @@ package keys
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -53,6 +54,11 @@ func Scan(ctx context.Context, rdb Scanner, pattern string, fn func(ctx context.
 	}
 }
 
+// ErrShardsDown is the error of [ForEachRingShard] (and so of [Scan]) when
+// go-redis skipped a shard of a Ring that it marks down; it may go away
+// when the shard comes back (internal/wait's Transient says so).
+var ErrShardsDown = errors.New("keys: a Ring shard is down")
+
 // ForEachRingShard calls fn on every shard of c concurrently, as
 // c.ForEachShard does, and fails if that skipped a shard: go-redis skips
 // the shards its heartbeat marks down (and a closed Ring has none), so a
@@ -68,7 +74,7 @@ func ForEachRingShard(ctx context.Context, c *redis.Ring, fn func(ctx context.Co
 		return err
 	}
 	if n, all := visited.Load(), len(c.Options().Addrs); n < int64(all) {
-		return fmt.Errorf("keys: %d of the Ring's %d shards are down (or the Ring is closed): not visited", int64(all)-n, all)
+		return fmt.Errorf("%w: %d of the Ring's %d shards not visited (down, or the Ring is closed)", ErrShardsDown, int64(all)-n, all)
 	}
 	return nil
 }

@@ -36,6 +36,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ria-go/ria"
+	"github.com/ria-go/ria/internal/keys"
 	"github.com/ria-go/ria/internal/script"
 )
 
@@ -718,14 +719,18 @@ func RoomFor(c any, d time.Duration) bool {
 
 // Transient reports whether err may go away if the operation is retried:
 // network errors (refused, reset or dropped connections, timeouts), pool
-// timeouts, and server replies whose code means "not now" (LOADING, BUSY,
-// TRYAGAIN, CLUSTERDOWN, MASTERDOWN, READONLY). Everything else is not:
-// context errors, a closed client, other server replies (BUSYGROUP,
-// WRONGTYPE...), and errors of our own making.
+// timeouts, a Ring shard marked down ([keys.ErrShardsDown]), and server
+// replies whose code means "not now" (LOADING, BUSY, TRYAGAIN,
+// CLUSTERDOWN, MASTERDOWN, READONLY). Everything else is not: context
+// errors, a closed client, other server replies (BUSYGROUP, WRONGTYPE...),
+// and errors of our own making.
 func Transient(err error) bool {
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
 		errors.Is(err, redis.ErrClosed) {
 		return false
+	}
+	if errors.Is(err, keys.ErrShardsDown) {
+		return true
 	}
 	var rerr redis.Error
 	if errors.As(err, &rerr) {
