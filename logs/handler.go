@@ -390,14 +390,20 @@ func checkName(op, name string) error {
 
 var _ slog.Handler = (*Handler)(nil)
 
-// truncate cuts s to at most MaxMessage bytes, at the start of a character.
+// truncate cuts s to at most MaxMessage bytes, at the start of a character
+// when one starts in the last utf8.UTFMax-1 bytes before the cut (bytes
+// that are not UTF-8 are cut where they stand: stepping back over all of
+// them could cut a binary message to nothing).
 func truncate(s string) string {
 	if len(s) <= MaxMessage {
 		return s
 	}
 	n := MaxMessage
-	for n > 0 && !utf8.RuneStart(s[n]) {
+	for n > MaxMessage-utf8.UTFMax+1 && !utf8.RuneStart(s[n]) {
 		n--
+	}
+	if !utf8.RuneStart(s[n]) {
+		n = MaxMessage
 	}
 	return s[:n]
 }
