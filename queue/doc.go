@@ -298,12 +298,12 @@
 //   - A [Unique] enqueue first looks for its own tasks, as a batch does
 //     (the lock it took may have expired and been taken by another task
 //     since its first run): a re-send whose first run succeeded succeeds.
-//   - [Group.Pause] and [Group.Resume] are naturally idempotent. A
-//     [Scheduler.Tick]'s script re-sent finds its period (cron time)
+//   - A [Scheduler.Tick]'s script re-sent finds its period (cron time)
 //     marked, and the tick's nonce packed with the task it finds tells
 //     that this tick enqueued it: Tick still lists it (unless the task
 //     has finished by then).
-//   - [Group.Cancel], [Group.Requeue], [Group.Delete], [Group.RunNow],
+//   - [Group.Pause], [Group.Resume], [Group.Cancel], [Group.Requeue],
+//     [Group.Delete], [Group.RunNow],
 //     and each batch of [Group.Promote], [Group.Recover], [Group.Purge],
 //     [Group.DeleteAllDead] and [Group.RequeueAllDead] record their reply
 //     for the client's retry window (a small STRING key,
@@ -451,7 +451,8 @@
 //     of other tasks nothing more.
 //   - [Group.Pause], [Group.Resume], [Group.Paused] 1 each.
 //   - [Scheduler.Tick] 1 for all schedules (see Periodic tasks for cron).
-//   - [Group.Cancel], [Group.Requeue], [Group.Delete], [Group.RunNow], [Group.Stats], [Group.Dead],
+//   - [Group.Pause], [Group.Resume], [Group.Cancel], [Group.Requeue],
+//     [Group.Delete], [Group.RunNow], [Group.Stats], [Group.Dead],
 //     [Group.Task], [Group.List] 1 each;
 //     [Group.Promote] and [Group.Recover] 1 per 100 tasks (at least 1);
 //     [Group.Purge], [Group.DeleteAllDead] and [Group.RequeueAllDead] 1

@@ -15,7 +15,7 @@ var (
 	//go:embed paused.lua
 	pausedLua string
 
-	pauseScript  = script.New("queue pause", libLua+pauseLua)
+	pauseScript  = script.NewOnce("queue pause", libLua+pauseLua)
 	pausedScript = script.New("queue paused", libLua+pausedLua)
 )
 
@@ -26,8 +26,10 @@ var (
 // worker that serves other queues too keeps taking from them, in priority
 // order. The paused state is kept in Redis, for every process; pausing a
 // paused queue does nothing. An empty queue name is an error; a key of the
-// wrong type gives a *ria.KeyError. Pausing is naturally idempotent, so a
-// re-sent call answers truly; if every re-send fails, the error wraps
+// wrong type gives a *ria.KeyError. A re-sent call (go-redis re-sends a
+// script whose reply was lost) is answered from a record of its first run
+// and changes nothing more: it cannot pause again a queue another client
+// resumed meanwhile. If every re-send fails, the error wraps
 // ria.ErrOutcomeUnknown.
 func (g *Group) Pause(ctx context.Context, queue string) error {
 	return g.pause(ctx, "pause", queue, "1")
@@ -45,9 +47,9 @@ func (g *Group) pause(ctx context.Context, op, queue, flag string) error {
 	if queue == "" {
 		return fmt.Errorf("queue: %s in %q: queue name: empty name", op, g.name)
 	}
-	_, err := pauseScript.Run(ctx, g.rdb, []string{g.keys.paused, g.keys.ready + queue, g.keys.signal + queue}, queue, flag)
+	_, err := pauseScript.RunOnce(ctx, g.rdb, g.keys.once(), []string{g.keys.paused, g.keys.ready + queue, g.keys.signal + queue}, queue, flag)
 	if err != nil {
-		return fmt.Errorf("queue: %s %q in %q: %w", op, queue, g.name, script.Unknown(err))
+		return fmt.Errorf("queue: %s %q in %q: %w", op, queue, g.name, err)
 	}
 	return nil
 }

@@ -2,7 +2,9 @@
 -- queue keeps its tasks and takes new ones, but no take hands them out
 -- (see take.lua). Resuming a queue that has ready tasks pushes a wake
 -- token to its signal list, so that an idle worker takes at once.
--- Naturally idempotent: a re-send finds the queue paused (resumed) already.
+-- A once-script (once.lua): a re-send is answered from the record of the
+-- first run and writes nothing, so it cannot undo another client's Resume
+-- (Pause) made meanwhile.
 -- KEYS[1] paused SET   KEYS[2] ready LIST of the queue   KEYS[3] its signal LIST
 -- ARGV[1] the queue's name   ARGV[2] '1' pause, '0' resume
 -- returns 1 if the queue's state changed, 0 if it was so already

@@ -200,3 +200,43 @@ func TestGroup_Pause_lostReply(t *testing.T) {
 		}
 	})
 }
+
+// Pause's first run pauses the queue and loses its reply; before go-redis
+// re-sends it, another client sees the queue paused and resumes it. The
+// re-send must change nothing more (a re-run paused the queue again after
+// the acknowledged Resume): the call succeeds and the queue stays resumed.
+func TestGroup_Pause_resendAfterLaterResume(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		c, _, f := b.FaultyClient()
+		g := newGroup(t, b, c)
+		other := newGroup(t, b, b.Client)
+		require.NoError(t, g.Resume(ctx, "a")) // the script cached
+		var (
+			once      sync.Once
+			sawPaused []string
+			otherErr  error
+		)
+		f.LoseReply(1, redistest.Scripts)        // the first run pauses; its reply is lost
+		f.LoseReply(1, func(cmd []string) bool { // the re-send: first the other client
+			if redistest.Scripts(cmd) {
+				once.Do(func() {
+					sawPaused, otherErr = other.Paused(ctx)
+					if otherErr == nil {
+						otherErr = other.Resume(ctx, "a")
+					}
+				})
+			}
+			return false
+		})
+		err := g.Pause(ctx, "a")
+		f.Disarm()
+		require.EqualValues(t, 1, f.Lost(), "the first run's reply was lost")
+		require.NoError(t, otherErr)
+		require.Equal(t, []string{"a"}, sawPaused, "the first run paused the queue")
+		require.NoError(t, err)
+		paused, err := other.Paused(ctx)
+		require.NoError(t, err)
+		assert.Empty(t, paused, "the re-send paused the queue again after the acknowledged Resume")
+	})
+}
