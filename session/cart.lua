@@ -1,7 +1,9 @@
 -- cart.lua: set the count of an item in a session's cart (0 removes it),
 -- and mark the session as seen now, so that the cleaner tracks every cart.
--- Naturally idempotent: a re-send sets the same count again and marks the
--- session as seen a moment later.
+-- Run as a once-script: a re-send of the call is answered from the record
+-- of its first reply instead of setting the count again, so it never puts
+-- back an item that another client's checkout cleared meanwhile. Refusals
+-- come before the first write, so they leave neither data nor a record.
 -- KEYS[1] recent  ZSET token -> last seen (server Unix µs)
 -- KEYS[2] cart    HASH of the session: item -> count
 -- ARGV[1] token   ARGV[2] item   ARGV[3] count (>= 0)

@@ -1,5 +1,8 @@
--- cartclear.lua: empty a session's cart (a checkout). Naturally
--- idempotent: a re-send finds the cart empty and leaves it so.
+-- cartclear.lua: empty a session's cart (a checkout). Run as a
+-- once-script: a re-send of the call is answered from the record of its
+-- first reply instead of emptying the cart again, so it never deletes an
+-- item that another client added after the clear. A refusal comes before
+-- the write, so it leaves neither data nor a record.
 -- KEYS[1] cart  HASH of the session: item -> count
 -- returns 1
 -- The key is checked before the write.

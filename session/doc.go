@@ -91,8 +91,13 @@
 // read timeout; MaxRetries, 3 by default), so a script may run twice. Every
 // state-changing call answers truly all the same:
 //
-//   - Answered from a record: [Store.UpdateToken] with an item (a view
-//     counts once), [Store.Logout] (a session that existed is not
+//   - Answered from a record: [Store.UpdateToken], with or without an
+//     item (a view counts once, and a re-send does not log the token in
+//     again after a Logout that ended the session meanwhile),
+//     [Store.AddToCart] (a re-send does not put back an item that a
+//     checkout cleared, or change a count another call set, meanwhile),
+//     [Store.ClearCart] (a re-send does not delete an item added after the
+//     clear), [Store.Logout] (a session that existed is not
 //     reported gone by the re-send that finds it deleted),
 //     [Store.ScheduleRowCache] (a re-send does not make the
 //     row due again after a RowCacher cached it), a [Cleaner]'s batch (the
@@ -100,22 +105,22 @@
 //     count is exact) and [Rescaler.Rescale] (the ranking is halved once)
 //     run once-scripts: the first run records its reply under a key of its
 //     own call, <prefix>{A}:once:<nonce>, a STRING that lives for the
-//     client's retry window, and a re-send is answered from it. The window
+//     client's retry window, and a re-send is answered from it without
+//     running again, whatever other clients wrote in between. A refusal (a
+//     *ria.KeyError) comes before the script's first write and is not
+//     recorded. The window
 //     is read from the client's options: MaxRetries times (PoolTimeout +
 //     WriteTimeout + ReadTimeout + MaxRetryBackoff), plus a second, at
 //     most 5 minutes; 52 s with go-redis v9's defaults, none (no record is
 //     written) with MaxRetries -1 (on a Cluster, MaxRedirects -1 too).
-//     UpdateToken with an item runs on every
-//     viewing request: each keeps a record of about 120 bytes for the
-//     window (measured on Redis 7.0 with the default prefix), so 1,000
-//     such requests/s keep some 6 MB with the defaults (a Logout keeps
-//     one too); give the web servers a client with fewer retries or
-//     shorter timeouts to shrink it.
-//   - Naturally idempotent: [Store.UpdateToken] without an item (a
-//     re-send maps the token again and marks the session seen a moment
-//     later), [Store.AddToCart] (it sets a count, it does not add to it),
-//     [Store.ClearCart] (a re-send finds the cart empty) and the page store
-//     of [Store.CacheRequest] (SET with the TTL).
+//     Every call of these keeps one record: UpdateToken runs on every
+//     request, and AddToCart and ClearCart on every cart change, each
+//     keeping a record of about 120 bytes for the window (measured on
+//     Redis 7.0 with the default prefix), so 1,000 such calls/s keep some
+//     6 MB with the defaults; give the web servers a client with fewer
+//     retries or shorter timeouts to shrink it.
+//   - Naturally idempotent: the page store of [Store.CacheRequest] (SET
+//     with the TTL: a re-send stores the same page again).
 //
 // When every attempt lost its reply, the call returns an error wrapping
 // ria.ErrOutcomeUnknown: it may or may not have taken effect. Calling

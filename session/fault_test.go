@@ -81,7 +81,8 @@ func TestFaults_UpdateToken(t *testing.T) {
 }
 
 // AddToCart and CacheRequest's page store (a SET) whose replies are lost:
-// both are naturally idempotent.
+// AddToCart's re-send is answered from the record of its first run, and
+// the page store is naturally idempotent.
 func TestFaults_AddToCart_CacheRequest(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()

@@ -95,14 +95,14 @@ var (
 	//go:embed rowdrop.lua
 	rowDropLua string
 
-	// A request without an item is naturally idempotent; one with an item
-	// counts a view, once: its reply is recorded (see doc.go).
-	updateScript      = script.New("session update", updateLua)
-	viewScript        = script.NewOnce("session update", updateLua)
-	cartScript        = script.New("session cart", cartLua)
+	// The writes of requests and carts are once-scripts too: a re-send
+	// must not undo what another client did after their first run (see
+	// doc.go).
+	updateScript      = script.NewOnce("session update", updateLua)
+	cartScript        = script.NewOnce("session cart", cartLua)
 	cleanScript       = script.NewOnce("session clean", endSessionLua+cleanLua)
 	logoutScript      = script.NewOnce("session logout", endSessionLua+logoutLua)
-	cartClearScript   = script.New("session cart clear", cartClearLua)
+	cartClearScript   = script.NewOnce("session cart clear", cartClearLua)
 	pageScript        = script.New("session page", pageLua)
 	rescaleScript     = script.NewOnce("session rescale", rescaleLua)
 	rowScheduleScript = script.NewOnce("session row schedule", script.MintLua+rowScheduleLua)
@@ -209,12 +209,12 @@ func (s *Store) CheckToken(ctx context.Context, token string) (user string, ok b
 // viewed item (of the last [ViewedLimit] kept) and its count in the app's
 // view ranking grows by one.
 //
-// A re-send of the call by go-redis (after a lost reply) counts the view
-// once: a call with an item records its reply for the client's retry
-// window and a re-send is answered from the record; one without is
-// naturally idempotent (see the package doc's "Lost replies"). When no
-// reply came at all, the error wraps [ria.ErrOutcomeUnknown]: the request
-// may or may not have been recorded.
+// A re-send of the call by go-redis (after a lost reply) is answered from
+// a record of its first run, kept for the client's retry window: a view
+// counts once, and a re-send never logs the token in again after a
+// [Store.Logout] that ended the session meanwhile (see the package doc's
+// "Lost replies"). When no reply came at all, the error wraps
+// [ria.ErrOutcomeUnknown]: the request may or may not have been recorded.
 //
 // An empty token or user is an error wrapping [ErrInvalid], and nothing
 // is written. A key of the app or the session holding something this
@@ -228,12 +228,7 @@ func (s *Store) UpdateToken(ctx context.Context, token, user, item string) error
 		return invalid("update token", "user of token %q: empty user", token)
 	}
 	keys := []string{s.keys.loginKey(), s.keys.recentKey(), s.keys.viewedKey(token), s.keys.viewsKey()}
-	var err error
-	if item == "" {
-		_, err = updateScript.Run(ctx, s.rdb, keys, token, user, item, ViewedLimit)
-	} else {
-		_, err = viewScript.RunOnce(ctx, s.rdb, s.keys.onceKey(), keys, token, user, item, ViewedLimit)
-	}
+	_, err := updateScript.RunOnce(ctx, s.rdb, s.keys.onceKey(), keys, token, user, item, ViewedLimit)
 	if err != nil {
 		return fmt.Errorf("session: update token: %w", script.Unknown(err))
 	}
@@ -300,10 +295,12 @@ func (s *Store) Sessions(ctx context.Context) (int64, error) {
 // removes on count <= 0). It also marks the session as seen now, so that a
 // [Cleaner] tracks every cart, even one of a session that never logged in.
 //
-// A re-send of the call by go-redis (after a lost reply) sets the same
-// count again: the script is naturally idempotent. When no reply came at
-// all, the error wraps [ria.ErrOutcomeUnknown]: the count may or may not
-// have been set (setting it again is harmless).
+// A re-send of the call by go-redis (after a lost reply) is answered from
+// a record of its first run, kept for the client's retry window: it does
+// not set the count again, so it never puts back an item that another
+// client's [Store.ClearCart] or AddToCart changed meanwhile (see the
+// package doc's "Lost replies"). When no reply came at all, the error
+// wraps [ria.ErrOutcomeUnknown]: the count may or may not have been set.
 //
 // An empty token or item, or a negative count, is an error wrapping
 // [ErrInvalid], and nothing is written. A key holding something this
@@ -318,7 +315,10 @@ func (s *Store) AddToCart(ctx context.Context, token, item string, count int) er
 	case count < 0:
 		return invalid("add to cart", "item %q count %d: must not be negative (0 removes the item)", item, count)
 	}
-	_, err := cartScript.Int64(ctx, s.rdb, []string{s.keys.recentKey(), s.keys.cartKey(token)}, token, item, count)
+	v, err := cartScript.RunOnce(ctx, s.rdb, s.keys.onceKey(), []string{s.keys.recentKey(), s.keys.cartKey(token)}, token, item, count)
+	if err == nil {
+		_, err = cartScript.AsInt64(v)
+	}
 	if err != nil {
 		return fmt.Errorf("session: add to cart: %w", script.Unknown(err))
 	}
@@ -353,10 +353,12 @@ func (s *Store) Cart(ctx context.Context, token string) (map[string]int, error) 
 // trip (one script). The session stays: it is still logged in and tracked
 // by a [Cleaner]. Clearing an empty or unknown cart is not an error.
 //
-// A re-send of the call by go-redis (after a lost reply) finds the cart
-// empty: the script is naturally idempotent. When no reply came at all,
-// the error wraps [ria.ErrOutcomeUnknown]: the cart may or may not have
-// been emptied (clearing it again is harmless).
+// A re-send of the call by go-redis (after a lost reply) is answered from
+// a record of its first run, kept for the client's retry window: it does
+// not empty the cart again, so it never deletes an item that another
+// client added after the clear (see the package doc's "Lost replies").
+// When no reply came at all, the error wraps [ria.ErrOutcomeUnknown]: the
+// cart may or may not have been emptied.
 //
 // An empty token is an error wrapping [ErrInvalid], and nothing is
 // written. A cart key holding something this package did not write there
@@ -365,7 +367,10 @@ func (s *Store) ClearCart(ctx context.Context, token string) error {
 	if token == "" {
 		return invalid("clear cart", "empty token")
 	}
-	_, err := cartClearScript.Int64(ctx, s.rdb, []string{s.keys.cartKey(token)})
+	v, err := cartClearScript.RunOnce(ctx, s.rdb, s.keys.onceKey(), []string{s.keys.cartKey(token)})
+	if err == nil {
+		_, err = cartClearScript.AsInt64(v)
+	}
 	if err != nil {
 		return fmt.Errorf("session: clear cart: %w", script.Unknown(err))
 	}

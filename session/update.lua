@@ -3,10 +3,11 @@
 -- now, and when an item was viewed, add it to the session's last viewed
 -- items (keeping the newest ARGV[4]) and count the view in the app's
 -- ranking (ZINCRBY -1: rank 0 is the most viewed item).
--- Run as a once-script when an item was viewed (a re-send of the call is
--- answered from the record of its first reply, so a view counts once), as
--- a plain script otherwise (a re-send maps the token again and marks the
--- session as seen a moment later: the same state).
+-- Run as a once-script, with or without an item: a re-send of the call is
+-- answered from the record of its first reply, so a view counts once and
+-- a re-send never logs the token in again after a logout that ended the
+-- session meanwhile. Refusals (key_error) come before the first write, so
+-- they leave neither data nor a record.
 -- KEYS[1] login   HASH token -> user
 -- KEYS[2] recent  ZSET token -> last seen (server Unix µs)
 -- KEYS[3] viewed  ZSET of the session: item -> view time (server Unix µs)
