@@ -36,7 +36,7 @@ var (
 
 	//go:embed delete.lua
 	deleteLua    string
-	deleteScript = script.New("counters delete", deleteLua)
+	deleteScript = script.NewOnce("counters delete", deleteLua)
 )
 
 // MaxDelta bounds the n of one update and every count, in absolute value
@@ -345,7 +345,9 @@ func (c *Counters) Get(ctx context.Context, name string, step time.Duration) ([]
 // Delete deletes counter name: its samples at every precision and its
 // entry among the known counters ([Counters.Names], the cleaners), at once
 // (one script, one round trip). Deleting a counter that does not exist is
-// not an error, and a re-send changes nothing more. An update after it
+// not an error. A re-send after a lost reply is answered from a record of
+// the first run and deletes nothing more: not the samples of an update
+// another client made meanwhile. An update after it
 // (a [Batcher]'s pending increments included) starts the counter again.
 // A key of the counter holding another type is a *ria.KeyError, and
 // nothing is deleted.
@@ -353,8 +355,8 @@ func (c *Counters) Delete(ctx context.Context, name string) error {
 	if err := keys.CheckEntity("counter name", name); err != nil {
 		return fmt.Errorf("counters: delete: %w: %w", err, ErrInvalid)
 	}
-	if _, err := deleteScript.Run(ctx, c.rdb, []string{c.knownKey(name), c.samplesKey(name)}); err != nil {
-		return fmt.Errorf("counters: delete %q: %w", name, script.Unknown(err))
+	if _, err := deleteScript.RunOnce(ctx, c.rdb, c.keys.Once(name), []string{c.knownKey(name), c.samplesKey(name)}); err != nil {
+		return fmt.Errorf("counters: delete %q: %w", name, err)
 	}
 	return nil
 }

@@ -81,6 +81,50 @@ func TestCounters_Update_serverTime(t *testing.T) {
 // Delete removes a counter's samples and its name, in one round trip,
 // leaving the others; deleting again or deleting an unknown counter is
 // fine; an update starts it again.
+// Delete's first run deletes the counter and loses its reply; before
+// go-redis re-sends it, another client sees the counter gone and updates
+// it. The re-send must delete nothing more (a re-run deleted that update):
+// the call succeeds and the update stays.
+func TestCounters_Delete_resendAfterLaterUpdate(t *testing.T) {
+	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		rdb, _, f := b.FaultyClient()
+		c, _ := newCounters(t, b, rdb)
+		other, _ := newCounters(t, b, b.Client)
+		require.NoError(t, c.Delete(ctx, "a")) // the script cached
+		_, err := other.UpdateAt(ctx, "a", 3, t0)
+		require.NoError(t, err)
+		var (
+			once     sync.Once
+			sawGone  bool
+			otherErr error
+		)
+		f.LoseReply(1, redistest.Scripts)        // the first run deletes; its reply is lost
+		f.LoseReply(1, func(cmd []string) bool { // the re-send: first the other client
+			if redistest.Scripts(cmd) {
+				once.Do(func() {
+					var names []string
+					names, otherErr = other.Names(ctx)
+					sawGone = otherErr == nil && len(names) == 0
+					if otherErr == nil {
+						_, otherErr = other.UpdateAt(ctx, "a", 5, t0)
+					}
+				})
+			}
+			return false
+		})
+		err = c.Delete(ctx, "a")
+		f.Disarm()
+		require.EqualValues(t, 1, f.Lost(), "the first run's reply was lost")
+		require.NoError(t, otherErr)
+		require.True(t, sawGone, "the first run deleted the counter")
+		require.NoError(t, err)
+		s, err := other.Get(ctx, "a", time.Second)
+		require.NoError(t, err)
+		assert.Equal(t, int64(5), sum(s), "the re-send deleted the update made after the first run")
+	})
+}
+
 func TestCounters_Delete(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()

@@ -68,11 +68,12 @@
 // MULTI/EXEC: Update, UpdateAt, Stats.Update and Stats.Record run their
 // script in one, so a lost reply is an error wrapping
 // ria.ErrOutcomeUnknown (the update counted once or not at all: read the
-// counter to find out) and they leave nothing behind. A Batcher's flush
-// and a clean record their reply for the client's retry window (a STRING
+// counter to find out) and they leave nothing behind. A Batcher's flush,
+// a clean and [Counters.Delete] record their reply for the client's retry window (a STRING
 // under the counter's hash tag, <prefix>{name}:once:<nonce>) and answer a
-// re-send from it, so a flush counts once and a clean reports what it
-// deleted; one that gets no reply after every re-send returns an error
+// re-send from it, so a flush counts once, a clean reports what it
+// deleted and a Delete does not delete an update made meanwhile; one that
+// gets no reply after every re-send returns an error
 // wrapping ria.ErrOutcomeUnknown. A Batcher keeps a
 // flush that got no reply and sends it again, with the same record, at
 // its next flush (see [Batcher]).
