@@ -53,10 +53,13 @@ var (
 	//go:embed leave.lua
 	leaveLua string
 
-	touchScript  = script.New("autocomplete touch", touchLua)
-	removeScript = script.New("autocomplete remove", removeLua)
-	joinScript   = script.New("autocomplete join", joinLua)
-	leaveScript  = script.New("autocomplete leave", leaveLua)
+	// Every write is a once-script: a re-send after a lost reply is
+	// answered from the first run's record instead of running again over
+	// what other clients wrote in between (see Lost replies in doc.go).
+	touchScript  = script.NewOnce("autocomplete touch", touchLua)
+	removeScript = script.NewOnce("autocomplete remove", removeLua)
+	joinScript   = script.NewOnce("autocomplete join", joinLua)
+	leaveScript  = script.NewOnce("autocomplete leave", leaveLua)
 )
 
 // Client is the subset of go-redis this package uses: scripts for the

@@ -128,7 +128,9 @@ func TestComplete_book(t *testing.T) {
 		got, err = ac.Complete(ctx, "test", "x", 10)
 		require.NoError(t, err)
 		assert.Empty(t, got)
-		assert.Len(t, b.Keys(""), 1, "no sentinel, no other key")
+		data, records := splitKeys(b)
+		assert.Equal(t, []string{key(b, "test", "members")}, data, "no sentinel, no other key")
+		assert.Len(t, records, 5, "one reply record per Join and Leave, none for Complete")
 	})
 }
 

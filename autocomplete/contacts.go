@@ -12,7 +12,10 @@ import (
 // moved to the front if it is there, added otherwise, and the least recent
 // dropped past the length of [WithRecent] (Redis in Action's
 // add_update_contact). Contacts are compared as spelled: "Jeff" and "jeff"
-// are two contacts. One round trip; a re-sent call leaves the same list.
+// are two contacts. One round trip. A re-sent call (go-redis re-sends after
+// a lost reply) is answered from a record of the first run and changes
+// nothing, so it never undoes a later AddContact or RemoveContact of
+// another client (see Lost replies in the package doc).
 //
 // An empty, too long ([MaxName]) or malformed contact, or a bad user name,
 // is an error and nothing is written. A recent list holding another Redis
@@ -21,19 +24,20 @@ func (c *Completer) AddContact(ctx context.Context, user, contact string) error 
 	if err := c.checkContact(user, contact); err != nil {
 		return fmt.Errorf("autocomplete: add contact: %w", err)
 	}
-	if _, err := touchScript.Run(ctx, c.rdb, []string{c.recentKey(user)}, contact, c.recent); err != nil {
+	if _, err := touchScript.RunOnce(ctx, c.rdb, c.onceKey(user), []string{c.recentKey(user)}, contact, c.recent); err != nil {
 		return fmt.Errorf("autocomplete: add contact %q for %q: %w", contact, user, script.Unknown(err))
 	}
 	return nil
 }
 
 // RemoveContact removes contact from user's recent contacts, if it is
-// there (remove_contact). One round trip. Errors as for [Completer.AddContact].
+// there (remove_contact). One round trip; a re-sent call changes nothing,
+// as for [Completer.AddContact]. Errors as for [Completer.AddContact].
 func (c *Completer) RemoveContact(ctx context.Context, user, contact string) error {
 	if err := c.checkContact(user, contact); err != nil {
 		return fmt.Errorf("autocomplete: remove contact: %w", err)
 	}
-	if _, err := removeScript.Run(ctx, c.rdb, []string{c.recentKey(user)}, contact); err != nil {
+	if _, err := removeScript.RunOnce(ctx, c.rdb, c.onceKey(user), []string{c.recentKey(user)}, contact); err != nil {
 		return fmt.Errorf("autocomplete: remove contact %q for %q: %w", contact, user, script.Unknown(err))
 	}
 	return nil

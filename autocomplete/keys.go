@@ -10,6 +10,12 @@ func (c *Completer) recentKey(user string) string { return c.keys.Key(user, "rec
 // prefix.
 func (c *Completer) membersKey(set string) string { return c.keys.Key(set, "members") }
 
+// onceKey is a new reply record key of one call of a write on entity (a
+// user or a set), <prefix>{<entity>}:once:<nonce>: a STRING holding the
+// reply of the call's script, living for the client's retry window, so
+// that a re-send of the call is answered from it (script.RunOnce).
+func (c *Completer) onceKey(entity string) string { return c.keys.Once(entity) }
+
 // member returns the ZSET member of name.
 func member(name string) string { return Fold(name) + "\x00" + name }
 

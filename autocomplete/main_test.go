@@ -1,6 +1,7 @@
 package autocomplete_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -25,4 +26,19 @@ func newCompleter(t testing.TB, b *redistest.Backend, c autocomplete.Client, opt
 // key returns the key of part of entity.
 func key(b *redistest.Backend, entity, part string) string {
 	return b.Prefix + "{" + entity + "}:" + part
+}
+
+// splitKeys returns b's keys in two parts: the data keys, and the reply
+// records of the writes' once-scripts (<prefix>{<user or set>}:once:<nonce>,
+// one per AddContact, RemoveContact, Join or Leave call, living for the
+// client's retry window; see doc.go).
+func splitKeys(b *redistest.Backend) (data, records []string) {
+	for _, k := range b.Keys("") {
+		if strings.Contains(k, "}:once:") {
+			records = append(records, k)
+		} else {
+			data = append(data, k)
+		}
+	}
+	return data, records
 }

@@ -12,8 +12,10 @@ import (
 
 // Join adds names to the member set set (Redis in Action's join_guild).
 // Adding a name that is there changes nothing; names that differ only in
-// case are distinct members. One round trip (one script); a re-sent call
-// leaves the same set.
+// case are distinct members. One round trip (one script). A re-sent call
+// (go-redis re-sends after a lost reply) is answered from a record of the
+// first run and changes nothing, so it never undoes a later Leave or Join
+// of another client (see Lost replies in the package doc).
 //
 // No names, more than [MaxBatch], or an empty, too long ([MaxName]) or
 // malformed name is an error, as is a bad set name, and nothing is
@@ -24,20 +26,21 @@ func (c *Completer) Join(ctx context.Context, set string, names ...string) error
 	if err != nil {
 		return fmt.Errorf("autocomplete: join: %w", err)
 	}
-	if _, err := joinScript.Run(ctx, c.rdb, []string{c.membersKey(set)}, members...); err != nil {
+	if _, err := joinScript.RunOnce(ctx, c.rdb, c.onceKey(set), []string{c.membersKey(set)}, members...); err != nil {
 		return fmt.Errorf("autocomplete: join %q: %w", set, script.Unknown(err))
 	}
 	return nil
 }
 
 // Leave removes names from the member set set, those that are there
-// (leave_guild). One round trip. Errors as for [Completer.Join].
+// (leave_guild). One round trip; a re-sent call changes nothing, as for
+// [Completer.Join]. Errors as for [Completer.Join].
 func (c *Completer) Leave(ctx context.Context, set string, names ...string) error {
 	members, err := c.members(set, names)
 	if err != nil {
 		return fmt.Errorf("autocomplete: leave: %w", err)
 	}
-	if _, err := leaveScript.Run(ctx, c.rdb, []string{c.membersKey(set)}, members...); err != nil {
+	if _, err := leaveScript.RunOnce(ctx, c.rdb, c.onceKey(set), []string{c.membersKey(set)}, members...); err != nil {
 		return fmt.Errorf("autocomplete: leave %q: %w", set, script.Unknown(err))
 	}
 	return nil
