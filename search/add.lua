@@ -3,8 +3,9 @@
 -- re-indexing). A re-indexed document keeps its number; its postings
 -- become exactly those of its new tokens (the ones it no longer has are
 -- removed); its stored fields are replaced; its scores are set where given
--- and kept otherwise. Naturally idempotent: running it twice leaves the
--- state of running it once, so a re-send after a lost reply is harmless.
+-- and kept otherwise. Run as a once-script (search.go): a re-send after a
+-- lost reply is answered from the first run's record and writes nothing,
+-- so it cannot undo a later Add or Remove of the same document.
 -- KEYS[1] ids     HASH document ID -> number
 -- KEYS[2] stats   HASH seq, docs, len
 -- KEYS[3] document HASH prefix    KEYS[4] posting prefix (SET or bitmap)
