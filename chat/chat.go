@@ -77,8 +77,8 @@ var (
 
 	createScript  = script.NewOnce("chat create", libLua+createLua)
 	sendScript    = script.NewOnce("chat send", libLua+sendLua)
-	joinScript    = script.New("chat join", libLua+joinLua)
-	leaveScript   = script.New("chat leave", libLua+leaveLua)
+	joinScript    = script.NewOnce("chat join", libLua+joinLua)
+	leaveScript   = script.NewOnce("chat leave", libLua+leaveLua)
 	historyScript = script.New("chat history", historyLua)
 	// fetch and unread run in pipelines, one run per chat (script.Send).
 	fetchScript  = script.New("chat fetch", fetchLua)

@@ -66,12 +66,13 @@
 //     transfer it lists (state and chunks, UNLINKed: freed in the
 //     background), finished or not. Only reply records are left, which
 //     expire with the retry window. A Leave of a chat with no member left
-//     deletes what is there again, so a re-sent or repeated Leave
-//     completes it, and a chat created again with the same id starts with
-//     no file. A transfer deleted this way ends for its sender and readers
-//     with an error wrapping [ErrNoFile] (never a short, clean end of
-//     file); a read that reached the end and whose reply was lost is
-//     answered end of file again from a record of the call.
+//     deletes what is there again, so a repeated Leave completes it (a
+//     re-sent one is answered from its record, see Lost replies), and a
+//     chat created again with the same id starts with no file. A
+//     transfer deleted this way ends for its sender and readers with an
+//     error wrapping [ErrNoFile] (never a short, clean end of file); a
+//     read that reached the end and whose reply was lost is answered end
+//     of file again from a record of the call.
 //   - Bad input (empty or over-long ids, ids with braces or control
 //     characters, no recipient other than the sender, more than
 //     [MaxMembers] members, a Join to a full chat, payloads over
@@ -80,23 +81,33 @@
 //
 // # Lost replies
 //
-// go-redis re-sends a command whose reply was lost. Create and Send are
-// once-scripts: the first run records its reply for the client's retry
-// window under <prefix>{<chat>}:once:<nonce>, and a re-send is answered
-// from it, so a lost reply neither doubles a message nor turns a create
-// into [ErrExists]. Fetch's per-chat script records the messages it
+// go-redis re-sends a command whose reply was lost. The scripts of Create,
+// Send, Join and Leave are once-scripts: the first run records its reply
+// for the client's retry window under <prefix>{<chat>}:once:<nonce>, and
+// a re-send is answered from it and writes nothing, so a lost reply
+// neither doubles a message nor turns a create into [ErrExists], and a
+// re-sent Join or Leave cannot undo a Leave or Join of the same user (from
+// another device) made meanwhile, nor act on a chat created again with
+// the same id. A refusal ([ErrExists], [ErrNoChat], [ErrNotMember],
+// [ErrFull]) writes nothing but the record, which answers a re-send the
+// same; a wrong type or corrupt value (a *ria.KeyError) is found before
+// the script's first write and keeps no record. The client-side steps
+// that follow (the SADD or SREM of the user's list with its wake-up,
+// Leave's membership read) run on the answer, whether it came from the
+// run or the record. Fetch's per-chat script records the messages it
 // returned the same way, so a re-sent fetch returns them again instead
 // of nothing. SendFile's first script (the transfer opened and announced
 // by a message) is a once-script, and so is its end-of-file write: every
 // receiver may have read the file to its end and deleted the transfer
 // before the re-send, which is still answered "done". Its chunk writes,
 // the file reads (a re-sent read gets the same chunk; one that reached the
-// end is answered from a record), Join and Leave are naturally idempotent
-// (a repeated wake-up only makes a Wait fetch again). When every re-send
-// fails, the error wraps ria.ErrOutcomeUnknown (Fetch then also returns
-// the messages of the chats it did read; the chats in error may have been
-// marked seen, and [Chats.History] has their messages until every other
-// member has seen them).
+// end is answered from a record) and the wake-ups of Create, Join and
+// Leave are naturally idempotent (a repeated wake-up only makes a Wait
+// fetch again). When every re-send fails, the error wraps
+// ria.ErrOutcomeUnknown (Fetch then also returns the messages of the chats
+// it did read; the chats in error may have been marked seen, and
+// [Chats.History] has their messages until every other member has seen
+// them).
 //
 // # Wrong types
 //
@@ -118,9 +129,9 @@
 // slots, each SADD followed by its member's wake-up: 1 per node holding a
 // member's list on a Cluster, for Create); Leave
 // 3 (its script, SREM, then ZSCORE: the user's membership read again, as
-// a Join of theirs from another device may have run between the script
-// and the SREM; 4 when it did, SADD putting the chat back on their list,
-// with a wake-up);
+// a Join of theirs from another device, or a Create of the chat again,
+// may have run between the script and the SREM; 4 when it did, SADD
+// putting the chat back on their list, with a wake-up);
 // Fetch and Unread 2 whatever the number of chats: SMEMBERS of the user's
 // list, then one pipeline of one script per chat, which go-redis sends as
 // one round trip per node on a Cluster (so at most 2 on any node); 1 for a
@@ -131,6 +142,11 @@
 // mark the end (3 for a file of one chunk the window holds); a file read:
 // 1 to open, 1 per chunk, 1 per wait and 1 answered end of file (3 for a
 // file of one chunk, complete when read).
+//
+// The once-scripts cost no round trip: the record is read and written
+// inside the script. Each Create, Send, Join and Leave leaves one record
+// (a string of a few bytes in the chat's slot) for the client's retry
+// window, none on a client that never re-sends (MaxRetries -1).
 //
 // # Key schema
 //
@@ -161,7 +177,7 @@
 // Leave write two
 // slots one after the other: an error between the two steps (a member's
 // list of another type, an unknown outcome, a crash) leaves the chat side
-// written; the steps are idempotent, so calling Join (or Leave) again
+// written; a new call of Join (or Leave) runs both steps again and
 // completes it. A chat reference left on a user's list without
 // membership is skipped by Fetch.
 //

@@ -1,7 +1,9 @@
 -- join.lua: add user to a chat, having seen every message sent so far
--- (Redis in Action 6.5.4, join_chat). Naturally idempotent: a member who
--- joins again keeps their seen id and is answered 0, even when the chat is
--- full, so a re-sent Join that succeeded succeeds again.
+-- (Redis in Action 6.5.4, join_chat). Run once per call (script.NewOnce):
+-- a re-send gets the first reply and writes nothing, so it cannot undo a
+-- Leave of the same user made since. Every refusal comes before the first
+-- write. A member who joins again (a new call) keeps their seen id and is
+-- answered 0, even when the chat is full.
 -- KEYS[1] members  KEYS[2] ids (see create.lua)
 -- ARGV[1] user  ARGV[2] most members
 -- returns 1 joined, 0 already a member, -1 no such chat, -2 chat full

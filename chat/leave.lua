@@ -3,8 +3,11 @@
 -- Action 6.5.4, leave_chat). Deleting the chat deletes its file transfers
 -- too (the ids in KEYS[4], each transfer's state and chunks), in this same
 -- run: O(unfinished transfers) keys, UNLINKed so that their chunks are
--- freed in the background. Naturally idempotent: a chat with no member left
--- is deleted again (a no-op once gone).
+-- freed in the background. Run once per call (script.NewOnce): a re-send
+-- gets the first reply and writes nothing, so it cannot undo a Join of the
+-- same user made since, nor touch a chat created again with the same id.
+-- Every check comes before the first write. A new call on a chat with no
+-- member left deletes what remains of it (a no-op once gone).
 -- KEYS[1] members  KEYS[2] msgs  KEYS[3] ids (see create.lua)
 -- KEYS[4] files SET of the chat's file ids
 -- KEYS[5] file key prefix: transfer f's keys are KEYS[5]..f (state HASH)

@@ -155,9 +155,11 @@ func (c *Chats) Send(ctx context.Context, chat, sender string, v any) (Message, 
 // after they joined. Joining a chat one is a member of changes nothing.
 // Two round trips: a script in the chat's slot, then one pipeline of SADD
 // to the user's list and a wake-up of the user's [Chats.Wait] (a send
-// between the two steps woke it before the chat was on the list). Both
-// steps are idempotent, so a re-sent or repeated Join is harmless, and it
-// completes a Create or Join cut between its steps.
+// between the two steps woke it before the chat was on the list). The
+// script runs once per call: a re-send after a lost reply gets the first
+// run's answer and writes nothing, so it cannot undo a Leave of the same
+// user made since. The SADD is idempotent, so a repeated Join completes a
+// Create or Join cut between its steps.
 //
 // Unknown chats give [ErrNoChat], a chat of [MaxMembers] members that
 // user is not in gives [ErrFull], and nothing is written; a bad id is an
@@ -168,9 +170,13 @@ func (c *Chats) Join(ctx context.Context, chat, user string) error {
 	if err := checkPair(chat, user); err != nil {
 		return fmt.Errorf("chat: join: %w", err)
 	}
-	n, err := joinScript.Int64(ctx, c.rdb, []string{c.membersKey(chat), c.idsKey(chat)}, user, MaxMembers)
+	r, err := joinScript.RunOnce(ctx, c.rdb, c.keys.Once(chat), []string{c.membersKey(chat), c.idsKey(chat)}, user, MaxMembers)
 	if err != nil {
-		return fmt.Errorf("chat: join %q: %w", chat, script.Unknown(err))
+		return fmt.Errorf("chat: join %q: %w", chat, err)
+	}
+	n, err := joinScript.AsInt64(r)
+	if err != nil {
+		return fmt.Errorf("chat: join %q: %w: reply %v", chat, ria.ErrCorrupt, r)
 	}
 	switch n {
 	case -1:
@@ -238,7 +244,10 @@ func (c *Chats) listErr(ctx context.Context, op, chat, user string, err error) e
 // otherwise the messages every remaining member has seen are trimmed.
 // Leaving a chat one is not in is not an error and changes nothing but,
 // for a chat with no member left, deleting what remains of it, so a
-// re-sent or repeated Leave is harmless and completes the deletion. Three
+// repeated Leave completes the deletion. The script runs once per call: a
+// re-send after a lost reply gets the first run's answer and writes
+// nothing, so it cannot undo a Join of the same user made since, nor
+// remove them from a chat created again with the same id. Three
 // round trips: a script in the chat's slot, SREM from the user's list,
 // then ZSCORE of the user in the chat; when a Join of the same user has
 // made them a member again meanwhile (another device), a fourth, SADD
@@ -252,15 +261,22 @@ func (c *Chats) Leave(ctx context.Context, chat, user string) error {
 		return fmt.Errorf("chat: leave: %w", err)
 	}
 	ks := append(c.chatKeys(chat), c.filesKey(chat), c.filePrefix(chat))
-	if _, err := leaveScript.Int64(ctx, c.rdb, ks, user); err != nil {
-		return fmt.Errorf("chat: leave %q: %w", chat, script.Unknown(err))
+	r, err := leaveScript.RunOnce(ctx, c.rdb, c.keys.Once(chat), ks, user)
+	if err != nil {
+		return fmt.Errorf("chat: leave %q: %w", chat, err)
+	}
+	if _, err := leaveScript.AsInt64(r); err != nil {
+		return fmt.Errorf("chat: leave %q: %w: reply %v", chat, ria.ErrCorrupt, r)
 	}
 	if err := c.rdb.SRem(ctx, c.chatsKey(user), chat).Err(); err != nil {
 		return c.listErr(ctx, "leave", chat, user, err)
 	}
 	// A Join of the same user (another device) whose script ran after ours
 	// and whose SADD came before our SREM left a member missing from their
-	// list, whose Fetch would never see the chat: put it back.
+	// list, whose Fetch would never see the chat: put it back. So does a
+	// Create of the chat again with the user (after our last Leave), and a
+	// Join or Create made before the re-send of our script, which answered
+	// from its record.
 	members := c.membersKey(chat)
 	if err := c.rdb.ZScore(ctx, members, user).Err(); err == redis.Nil {
 		return nil
