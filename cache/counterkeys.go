@@ -16,24 +16,28 @@ import (
 var (
 	//go:embed countset.lua
 	countSetLua string
-	// countSetScript sets a counter after checking its type.
-	countSetScript = script.New("cache counter set", countSetLua)
+	// countSetScript sets a counter after checking its type: a re-send is
+	// answered from a record.
+	countSetScript = script.NewOnce("cache counter set", countSetLua)
 )
 
 // Set sets counter key to v and renews its TTL, in one round trip (a
-// script that checks the key's type first; naturally idempotent, so a
-// re-send is harmless): for example to take a count back to 0 once it is
+// script that checks the key's type first): for example to take a count back to 0 once it is
 // written back to the system of record (or Incr by minus what was written,
 // which loses no increment made meanwhile). A restore running meanwhile
-// adds only its own n to the value set. A key that holds another type gives
-// a [*ria.KeyError] and is left alone.
+// adds only its own n to the value set. A Set that go-redis re-sends after
+// a lost reply is answered from a record of its first run instead of
+// setting v again, which would undo an Incr that another client made
+// between the two runs (see the package doc, "Lost replies"); if every
+// attempt lost its reply, the error wraps [ria.ErrOutcomeUnknown]. A key
+// that holds another type gives a [*ria.KeyError] and is left alone.
 func (c *Counter) Set(ctx context.Context, key string, v int64) error {
 	if err := checkKey("counter set", key); err != nil {
 		return err
 	}
 	k := c.counterKeys(key)
-	if _, err := countSetScript.Run(ctx, c.rdb, []string{k.count}, strconv.FormatInt(v, 10), ms(c.ttl)); err != nil {
-		return fmt.Errorf("cache: counter %s set %q: %w", c.name, key, script.Unknown(err))
+	if _, err := countSetScript.RunOnce(ctx, c.rdb, c.keys.Once(k.entity), []string{k.count}, strconv.FormatInt(v, 10), ms(c.ttl)); err != nil {
+		return fmt.Errorf("cache: counter %s set %q: %w", c.name, key, err)
 	}
 	return nil
 }

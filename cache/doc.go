@@ -199,13 +199,12 @@
 //     finds the caller's own marker, so the caller knows it holds the
 //     lease), a waiter's registration, the loader's store (a re-send finds
 //     its own value and answers "stored" again), Set, Delete, the releases,
-//     the background refresh check, Counter.Set, Guard.Allow (SET key <nonce> NX PX GET:
+//     the background refresh check, Guard.Allow (SET key <nonce> NX PX GET:
 //     a re-send within the window finds its own nonce and answers true; one
 //     after it may find another call's key, so a refusal whose reply took
 //     the window or longer is an unknown outcome, and a re-send after it
-//     that finds the key free sets it again), Top.Add (ZADD of the
-//     same score), Counter.Get (INCRBY 0; a restore lease names its taker),
-//     Guard.Reset, Limiter.Reset and Latest.Clear (DEL).
+//     that finds the key free sets it again), Counter.Get (INCRBY 0; a
+//     restore lease names its taker), and Latest.Clear (DEL).
 //     With [WithNear], a re-sent Set or Delete publishes its invalidation
 //     again (a key dropped twice: harmless); a re-sent store, none.
 //   - Never re-sent: [Limiter.AllowN] runs its script in MULTI/EXEC, which
@@ -214,8 +213,12 @@
 //     (counted once or not at all), and nothing is recorded. A lost reply
 //     of a transaction that carried several calls (see Round trips) is an
 //     unknown outcome for each of them.
-//   - Answered from a record: [Counter.Incr], the restore's final set,
-//     [Latest.Push], [Top.Incr] and [Top.Remove] run once-scripts: the first run records
+//   - Answered from a record: [Counter.Incr], [Counter.Set], the
+//     restore's final set, [Latest.Push], [Top.Incr], [Top.Add],
+//     [Top.Remove], [Guard.Reset] and [Limiter.Reset] run once-scripts
+//     (a re-sent Counter.Set, Top.Add or Reset that ran again would undo
+//     a write another client made between its runs: an Incr, a call let
+//     through, a request counted): the first run records
 //     its reply under a key of its own call, <prefix>{N:K}:once:<nonce>, a
 //     STRING that lives for the client's retry window, and a re-send is
 //     answered from it. The window is read from the client's options:
@@ -229,8 +232,8 @@
 //     counter a client with fewer retries or shorter timeouts to shrink
 //     it, or MaxRetries -1 (on a Cluster, MaxRedirects -1 too) to keep
 //     none (a lost reply is then an error
-//     whose outcome is unknown, below). Counter.Get, Top.Add and the
-//     Cache's calls keep none.
+//     whose outcome is unknown, below). Counter.Get, Guard.Allow,
+//     Latest.Clear and the Cache's calls keep none.
 //
 // When every attempt lost its reply, the call returns an error wrapping
 // [ria.ErrOutcomeUnknown]: it may or may not have taken effect; read the
@@ -262,10 +265,12 @@
 //	cache:{N:K}:top              ZSET    a Top ranking: encoded members scored
 //	cache:{N}:near               channel a Cache's near cache invalidations (WithNear):
 //	                                     a 16-hex-digit writer id, then K
-//	cache:{N:K}:once:<nonce>     STRING  the reply of one Counter.Incr, restore,
-//	                                     Latest.Push, Top.Incr or
-//	                                     Top.Remove, for its re-sends; PX
-//	                                     the client's retry window
+//	cache:{N:K}:once:<nonce>     STRING  the reply of one Counter.Incr,
+//	                                     Counter.Set, restore, Latest.Push,
+//	                                     Top.Incr, Top.Add, Top.Remove,
+//	                                     Guard.Reset or Limiter.Reset, for
+//	                                     its re-sends; PX the client's
+//	                                     retry window
 //
 // Names must not contain '{', '}' or ':'; keys may be any non-empty string,
 // braces included. Redis Cluster hashes what lies between a key's first
@@ -309,18 +314,21 @@
 //	               waiter 3 (look, wait, add); a caller waiting for another
 //	               of its process 1 or 2 (add, or look and add)
 //	Counter.Get    as Incr, without the record
-//	Counter.Set    1 [EVALSHA: TYPE, SET PX]
+//	Counter.Set    1 [EVALSHA: GET and SET of its record, TYPE, SET PX]
 //	Counter.Keys   1 per 1,000 keys of the database, per node (SCAN)
-//	Guard.Allow    1 (SET NX PX GET) [1]; Reset 1 (DEL, idempotent)
+//	Guard.Allow    1 (SET NX PX GET) [1]
+//	Guard.Reset    1 [EVALSHA: GET and SET of its record, DEL]
 //	Limiter.AllowN 1 [MULTI, EVALSHA: GET, TIME, and when allowed SET of
 //	               the TAT; EXEC]; calls made at the same time share it
-//	               (below); Reset 1 (DEL, idempotent)
+//	               (below)
+//	Limiter.Reset  1 [EVALSHA: GET and SET of its record, DEL]
 //	Latest.Push    1 [EVALSHA: GET and SET of its record, TYPE, LPUSH, LTRIM,
 //	               PEXPIRE with a TTL]
 //	Latest.List    1; Len 1 (LLEN); Clear 1 (DEL, idempotent)
 //	Top.Incr       1 [EVALSHA: GET and SET of its record, TYPE, ZINCRBY,
 //	               PEXPIRE with a TTL]
-//	Top.Add        1 [EVALSHA: TYPE, ZADD, PEXPIRE with a TTL]
+//	Top.Add        1 [EVALSHA: GET and SET of its record, TYPE, ZADD,
+//	               PEXPIRE with a TTL]
 //	Top.Range      1; Score 1 (ZSCORE); Rank 1 (ZREVRANK)
 //	Top.Remove     1 [EVALSHA: GET and SET of its record, TYPE, ZREM per
 //	               500 members]

@@ -215,14 +215,17 @@ func TestTopGuardLatest_extras_wrongTypes(t *testing.T) {
 			b.CheckWrongTypes(t, func() {}, func() error { _, err := l.Len(ctx, "site"); return err }, list)
 		})
 
-		// Reset and Clear delete their key, whatever it holds.
+		// Reset and Clear delete their key, whatever it holds; Reset keeps
+		// the record of its reply (a once-script), and nothing else.
 		t.Run("Guard.Reset and Latest.Clear", func(t *testing.T) {
 			gk := key(b, "reset", "u", "guard")
 			require.NoError(t, b.Client.HSet(ctx, gk, "wrong", "type").Err())
 			require.NoError(t, b.Client.Set(ctx, list.Key, "wrong type", 0).Err())
 			require.NoError(t, g.Reset(ctx, "u"))
 			require.NoError(t, l.Clear(ctx, "site"))
-			assert.Empty(t, b.Keys(""))
+			assert.Empty(t, dataKeys(b, ""))
+			assert.Len(t, b.Keys(""), 1, "the Reset's record")
+			assert.Len(t, b.Keys(key(b, "reset", "u", "once:*")), 1, "the Reset's record")
 			ok, err := g.Allow(ctx, "u", time.Minute)
 			require.NoError(t, err)
 			assert.True(t, ok)
@@ -308,12 +311,13 @@ func TestFaults_Guard_Reset_Latest_Clear(t *testing.T) {
 		require.NoError(t, err)
 		l, err := cache.NewLatest[int](rdb, "views", 3, cache.WithPrefix(b.Prefix))
 		require.NoError(t, err)
+		require.NoError(t, g.Reset(ctx, "u")) // the script cached on the server
 		h := redistest.NewHarness(t, f, "cache Guard.Reset/Latest.Clear")
 		for i := range 20 {
 			ok, err := g.Allow(ctx, "u", time.Hour)
 			require.NoError(t, err)
 			require.True(t, ok)
-			h.Call(1, redistest.Commands("del"), func() { err = g.Reset(ctx, "u") })
+			h.Call(1, redistest.Scripts, func() { err = g.Reset(ctx, "u") })
 			require.NoError(t, err)
 			h.Check(len(b.Keys(key(b, "reset", "u", "guard"))) == 0, "Reset %d: the guard key is still there", i)
 

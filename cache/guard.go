@@ -2,6 +2,7 @@ package cache
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"time"
 
@@ -10,6 +11,14 @@ import (
 	"github.com/ria-go/ria"
 	"github.com/ria-go/ria/internal/keys"
 	"github.com/ria-go/ria/internal/script"
+)
+
+var (
+	//go:embed reset.lua
+	resetLua string
+	// resetScript deletes a Guard's or a Limiter's key: a re-send is
+	// answered from a record.
+	resetScript = script.NewOnce("cache reset", resetLua)
 )
 
 // Guard lets an action through once per window per key: the blog's
@@ -94,16 +103,19 @@ func (g *Guard) Allow(ctx context.Context, key string, window time.Duration) (bo
 }
 
 // Reset forgets key's window, whatever its key holds: the next Allow for
-// key is let through. One round trip (DEL); it is idempotent (resetting a
-// key that is not refused is no error), so a re-send after a lost reply is
-// harmless; if every attempt lost its reply, the error wraps
-// [ria.ErrOutcomeUnknown].
+// key is let through. One round trip (a script: DEL); resetting a key that
+// is not refused is no error. A Reset that go-redis re-sends after a lost
+// reply is answered from a record of its first run instead of deleting
+// again, which would free the key of a call another client let through
+// between the two runs, and so let a second call through in its window
+// (see the package doc, "Lost replies"); if every attempt lost its reply,
+// the error wraps [ria.ErrOutcomeUnknown].
 func (g *Guard) Reset(ctx context.Context, key string) error {
 	if err := checkKey("guard reset", key); err != nil {
 		return err
 	}
-	if err := g.rdb.Do(ctx, "del", g.guardKey(key)).Err(); err != nil {
-		return fmt.Errorf("cache: guard %s reset %q: %w", g.name, key, script.Unknown(err))
+	if _, err := resetScript.RunOnce(ctx, g.rdb, g.keys.Once(g.name+":"+key), []string{g.guardKey(key)}); err != nil {
+		return fmt.Errorf("cache: guard %s reset %q: %w", g.name, key, err)
 	}
 	return nil
 }

@@ -60,8 +60,8 @@ type counterKeys struct {
 //	                         registered; PX lease
 //	count.wake:<t>   LIST    "r" when the restore of lease t is done or
 //	                         abandoned; PX lease
-//	once:<nonce>     STRING  the reply of one Incr, for its re-sends; PX the
-//	                         client's retry window
+//	once:<nonce>     STRING  the reply of one Incr, Set or restore, for its
+//	                         re-sends; PX the client's retry window
 func (c *Counter) counterKeys(key string) counterKeys {
 	e := c.name + ":" + key
 	return counterKeys{
@@ -70,7 +70,8 @@ func (c *Counter) counterKeys(key string) counterKeys {
 }
 
 // guardKey is a STRING, the nonce of the call that was let through, with PX
-// window: set while key is refused.
+// window: set while key is refused. A Reset's reply record is
+// g.keys.Once(name:key), <prefix>{name:key}:once:<nonce>.
 func (g *Guard) guardKey(key string) string { return g.keys.Key(g.name+":"+key, "guard") }
 
 // listKey is a LIST of encoded values, newest first, at most n long.

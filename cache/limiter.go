@@ -163,16 +163,21 @@ func (l *Limiter) AllowN(ctx context.Context, key string, limit Limit, n int) (R
 	return RateResult{Limit: limit, Allowed: int(allowed), Remaining: int(remaining), RetryAfter: retry, ResetAfter: reset}, nil
 }
 
-// Reset forgets key's history: its next requests see a full burst. One
-// round trip (DEL); it is idempotent, so a re-send after a lost reply is
-// harmless; if every attempt lost its reply, the error wraps
+// Reset forgets key's history, whatever its key holds: its next requests
+// see a full burst. One round trip (a script: DEL); resetting a key with
+// no history is no error. A Reset that go-redis re-sends after a lost
+// reply is answered from a record of its first run instead of deleting
+// again, which would forget a request another client made between the two
+// runs, and so let more than the limit through (see the package doc,
+// "Lost replies"); if every attempt lost its reply, the error wraps
 // [ria.ErrOutcomeUnknown].
 func (l *Limiter) Reset(ctx context.Context, key string) error {
 	if err := checkKey("limiter reset", key); err != nil {
 		return err
 	}
-	if err := l.rdb.Do(ctx, "del", l.keys.Key(l.name+":"+key, "rate")).Err(); err != nil {
-		return fmt.Errorf("cache: limiter %s reset %q: %w", l.name, key, script.Unknown(err))
+	e := l.name + ":" + key
+	if _, err := resetScript.RunOnce(ctx, l.rdb, l.keys.Once(e), []string{l.keys.Key(e, "rate")}); err != nil {
+		return fmt.Errorf("cache: limiter %s reset %q: %w", l.name, key, err)
 	}
 	return nil
 }

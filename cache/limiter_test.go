@@ -34,6 +34,7 @@ func TestLimiter_Allow(t *testing.T) {
 		limit := cache.PerHour(10)
 		_, err := l.AllowN(ctx, "warm", limit, 0)
 		require.NoError(t, err)
+		require.NoError(t, l.Reset(ctx, "u1")) // the script cached on u1's node
 		for i := range 10 {
 			var r cache.RateResult
 			rt, _ := b.Count.Delta(func() { r, err = l.Allow(ctx, "u1", limit) })
@@ -63,7 +64,9 @@ func TestLimiter_Allow(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, 3, r.Remaining, "n = 0 reads")
 
-		require.NoError(t, l.Reset(ctx, "u1"))
+		rt, _ := b.Count.Delta(func() { err = l.Reset(ctx, "u1") })
+		require.NoError(t, err)
+		assert.Equal(t, int64(1), rt, "reset: one round trip")
 		r, err = l.Allow(ctx, "u1", limit)
 		require.NoError(t, err)
 		assert.Equal(t, 1, r.Allowed)
@@ -238,19 +241,21 @@ func TestLimiter_extremeLimits(t *testing.T) {
 	})
 }
 
-// Reset is idempotent: a lost reply is re-sent; when every attempt lost
-// its reply, the outcome is unknown.
+// Reset's lost reply is re-sent and answered from its record; when every
+// attempt lost its reply, the outcome is unknown.
 func TestFaults_Limiter_Reset(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
 		rdb, _, f := b.FaultyClient(func(o *redis.UniversalOptions) { o.MaxRetries = 1 })
 		l := newLimiter(t, b, rdb)
+		require.NoError(t, l.Reset(ctx, "k")) // the script cached on the server
 		_, err := l.Allow(ctx, "k", cache.PerHour(1))
 		require.NoError(t, err)
-		f.LoseReply(1, redistest.Commands("del"))
+		f.LoseReply(1, redistest.Scripts)
 		require.NoError(t, l.Reset(ctx, "k"), "one lost reply: re-sent")
 		assert.Equal(t, int64(1), f.Lost())
-		f.LoseReply(100, redistest.Commands("del")) // more than the attempts (a Cluster makes more)
+		assert.Empty(t, b.Keys(key(b, "api", "k", "rate")))
+		f.LoseReply(100, redistest.Scripts) // more than the attempts (a Cluster makes more)
 		err = l.Reset(ctx, "k")
 		f.Disarm()
 		assert.ErrorIs(t, err, ria.ErrOutcomeUnknown, "every attempt lost its reply")

@@ -21,9 +21,8 @@ var (
 	pushScript = script.NewOnce("cache push", pushLua)
 
 	//go:embed top.lua
-	topLua        string
-	topIncrScript = script.NewOnce("cache top", topLua)
-	topAddScript  = script.New("cache top", topLua)
+	topLua    string
+	topScript = script.NewOnce("cache top", topLua)
 
 	//go:embed topremove.lua
 	topRemoveLua    string
@@ -217,15 +216,19 @@ func (t *Top[T]) Incr(ctx context.Context, key string, member T, by float64) (fl
 }
 
 // Add sets member's score in the ranking key (ZADD), in one round trip (a
-// script, with PEXPIRE when a TTL is set). Setting a score twice is setting
-// it once, so a re-send needs no record. score must be finite; a key that
-// holds another type than a ZSET gives a [*ria.KeyError].
+// script, with PEXPIRE when a TTL is set). An Add that go-redis re-sends
+// after a lost reply is answered from a record of its first run instead of
+// setting the score again, which would undo an Incr that another client
+// made between the two runs (see the package doc, "Lost replies"); if
+// every attempt lost its reply, the error wraps [ria.ErrOutcomeUnknown].
+// score must be finite; a key that holds another type than a ZSET gives a
+// [*ria.KeyError].
 func (t *Top[T]) Add(ctx context.Context, key string, member T, score float64) error {
 	_, err := t.write(ctx, "add", key, member, score)
 	return err
 }
 
-// write runs top.lua: op "incr" (a once-script) or "add".
+// write runs top.lua, a once-script: op "incr" or "add".
 func (t *Top[T]) write(ctx context.Context, op, key string, member T, score float64) (float64, error) {
 	if err := checkKey("top "+op, key); err != nil {
 		return 0, err
@@ -239,19 +242,13 @@ func (t *Top[T]) write(ctx context.Context, op, key string, member T, score floa
 	}
 	ks := []string{t.rankKey(key)}
 	s := strconv.FormatFloat(score, 'g', -1, 64)
-	var v any
-	if op == "incr" {
-		v, err = topIncrScript.RunOnce(ctx, t.rdb, t.keys.Once(t.name+":"+key), ks, op, s, m, ttlArg(t.ttl))
-	} else {
-		v, err = topAddScript.Run(ctx, t.rdb, ks, op, s, m, ttlArg(t.ttl))
-		err = script.Unknown(err)
-	}
+	v, err := topScript.RunOnce(ctx, t.rdb, t.keys.Once(t.name+":"+key), ks, op, s, m, ttlArg(t.ttl))
 	if err != nil {
 		return 0, fmt.Errorf("cache: top %s %s %q: %w", t.name, op, key, err)
 	}
 	str, ok := v.(string)
 	if !ok {
-		return 0, fmt.Errorf("cache: top %s %s %q: script %s: want a score, got %T", t.name, op, key, topAddScript.Name(), v)
+		return 0, fmt.Errorf("cache: top %s %s %q: script %s: want a score, got %T", t.name, op, key, topScript.Name(), v)
 	}
 	f, err := strconv.ParseFloat(str, 64)
 	if err != nil {

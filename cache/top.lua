@@ -1,8 +1,9 @@
 -- top.lua: add to a member's score in a ranking ('incr': ZINCRBY) or set it
--- ('add': ZADD), with a TTL if the rankings have one. Incr runs it as a
--- once-script (a re-send is answered from the first run's record instead
--- of counting twice); Add as a plain one (setting a score twice is setting
--- it once).
+-- ('add': ZADD), with a TTL if the rankings have one. Incr and Add run it
+-- as a once-script: a re-send is answered from the first run's record
+-- instead of running again (an Incr would count twice; an Add would undo
+-- an Incr made between the two runs). The type is checked before the
+-- first write, so a refusal writes nothing (and is not recorded).
 -- KEYS[1] ranking   ARGV[1] 'incr' or 'add'   ARGV[2] by or score
 -- ARGV[3] member   ARGV[4] ttl ms (0: none)
 -- returns the member's score, as a string
