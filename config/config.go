@@ -29,8 +29,8 @@ var (
 	setLua string
 	//go:embed del.lua
 	delLua    string
-	setScript = script.New("config set", setLua)
-	delScript = script.New("config delete", delLua)
+	setScript = script.NewOnce("config set", setLua)
+	delScript = script.NewOnce("config delete", delLua)
 )
 
 // Client is the subset of go-redis this package uses.
@@ -204,12 +204,22 @@ func (s *Store) key(typ, component string) string {
 	return s.keys.Key(typ+":"+component, "value")
 }
 
+// onceKey returns a new reply record key for one Set or Delete of (typ,
+// component), <prefix>{<type>:<component>}:once:<nonce>: a key of this call
+// alone, in the slot of the value's key.
+func (s *Store) onceKey(typ, component string) string {
+	return s.keys.Once(typ + ":" + component)
+}
+
 func name(typ, component string) string { return typ + "\x00" + component }
 
 // Set stores v, as JSON, as the configuration of (typ, component) and
 // notifies every Store of the prefix whose Run is running, in one round
 // trip (one script: SET and PUBLISH). The JSON must be at most
-// [MaxValueSize] bytes.
+// [MaxValueSize] bytes. The script records its reply for the client's
+// retry window, so a go-redis re-send after a lost reply is answered from
+// the record and neither writes nor publishes again (it never puts the
+// value back over another process's later Set or Delete).
 func (s *Store) Set(ctx context.Context, typ, component string, v any) error {
 	if err := check(typ, component); err != nil {
 		return fmt.Errorf("config: set: %w", err)
@@ -221,7 +231,8 @@ func (s *Store) Set(ctx context.Context, typ, component string, v any) error {
 	if len(raw) > MaxValueSize {
 		return fmt.Errorf("config: set %s %q: %d bytes of JSON: more than %d", typ, component, len(raw), MaxValueSize)
 	}
-	_, err = setScript.Run(ctx, s.rdb, []string{s.key(typ, component)}, raw, s.channel, name(typ, component))
+	_, err = setScript.RunOnce(ctx, s.rdb, s.onceKey(typ, component), []string{s.key(typ, component)},
+		raw, s.channel, name(typ, component))
 	s.invalidate(name(typ, component)) // this process sees its own write at once
 	if err != nil {
 		return fmt.Errorf("config: set %s %q: %w", typ, component, script.Unknown(err))
@@ -230,12 +241,15 @@ func (s *Store) Set(ctx context.Context, typ, component string, v any) error {
 }
 
 // Delete removes the configuration of (typ, component) and notifies every
-// Store, in one round trip. Deleting a missing value is not an error.
+// Store, in one round trip. Deleting a missing value is not an error. As
+// Set, it records its reply, so a re-send after a lost reply is answered
+// from the record and never deletes another process's later Set.
 func (s *Store) Delete(ctx context.Context, typ, component string) error {
 	if err := check(typ, component); err != nil {
 		return fmt.Errorf("config: delete: %w", err)
 	}
-	_, err := delScript.Run(ctx, s.rdb, []string{s.key(typ, component)}, s.channel, name(typ, component))
+	_, err := delScript.RunOnce(ctx, s.rdb, s.onceKey(typ, component), []string{s.key(typ, component)},
+		s.channel, name(typ, component))
 	s.invalidate(name(typ, component))
 	if err != nil {
 		return fmt.Errorf("config: delete %s %q: %w", typ, component, script.Unknown(err))

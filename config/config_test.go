@@ -59,7 +59,16 @@ func TestStore_setGetDelete(t *testing.T) {
 		require.NoError(t, s.Delete(ctx, "limits", "api"))
 		require.ErrorIs(t, s.Get(ctx, "limits", "api", &got), config.ErrNotFound)
 		require.NoError(t, s.Delete(ctx, "limits", "api"), "deleting a missing value")
-		assert.Empty(t, b.Keys(b.Prefix+"*"))
+		// No value is left; what remains is the reply record of each of the
+		// five Set and Delete calls, in the value's slot, for the client's
+		// retry window (see doc.go, Lost replies).
+		records := b.Keys(b.Prefix + "*")
+		assert.Len(t, records, 5, "one reply record per Set or Delete call")
+		for _, k := range records {
+			assert.True(t, strings.HasPrefix(k, b.Prefix+"{limits:api}:once:"), "a reply record: %s", k)
+			assert.Equal(t, "string", b.Client.Type(ctx, k).Val(), k)
+			assert.Positive(t, b.Client.PTTL(ctx, k).Val(), "%s lives for the retry window", k)
+		}
 	})
 }
 

@@ -48,7 +48,8 @@
 //
 // # Round trips
 //
-// Set 1, Delete 1, Get 0 from a fresh cache or 1, UnderMaintenance as Get,
+// Set 1, Delete 1 (each also writes its reply record, see Lost replies),
+// Get 0 from a fresh cache or 1, UnderMaintenance as Get,
 // Components one per 1,000 keys of the database per node,
 // Conns.Get as Get (plus the new client's own dial when it is built). Run
 // holds one Pub/Sub connection (one per server on a Router's client or a
@@ -57,14 +58,40 @@
 //
 // # Lost replies
 //
-// Set and Delete are idempotent (a re-sent SET stores the same JSON; a
-// re-sent DEL finds nothing; each publishes again, which only drops caches
-// once more), so a re-send after a lost reply gives the same answer. When
-// no reply comes, the error wraps ria.ErrOutcomeUnknown.
+// go-redis re-sends a command whose reply was lost (a dropped connection, a
+// read timeout; MaxRetries, 3 by default), so a script may run twice, with
+// another process's writes in between. Running a write again is not
+// harmless then: a second Set would put its value back over another
+// process's later, acknowledged Set or Delete, and a second Delete would
+// delete another process's later Set. So [Store.Set] and [Store.Delete]
+// (and [Store.SetMaintenance] and [Conns.Set], which go through Set) run a
+// once-script: the first run records its reply under a key of its own
+// call, <prefix>{<type>:<component>}:once:<nonce> (in the slot of the
+// value's key), a STRING that lives for the client's retry window, and a
+// re-send is answered from it and changes nothing. A re-send answered from
+// the record publishes nothing either: the first run published, which is
+// all a subscribed Store needs. The window is read from the client's
+// options: MaxRetries times (PoolTimeout + WriteTimeout + ReadTimeout +
+// MaxRetryBackoff), plus a second, at most 5 minutes (and at most the
+// call's ctx deadline plus a second); 52 s with go-redis v9's defaults,
+// none (no record is written) with MaxRetries -1 (on a Cluster,
+// MaxRedirects -1 too). Each call keeps one such record for that window;
+// give a busy writer fewer retries or shorter timeouts to shrink it. A
+// refused call (a *ria.KeyError: a key of another type) keeps none and
+// writes nothing: a re-send is refused alike. Still one round trip per
+// call.
+//
+// When every attempt lost its reply, the error wraps ria.ErrOutcomeUnknown:
+// the call may or may not have taken effect; Get (with a max age of zero,
+// or after the cache expired) tells which. Calling again leaves the value
+// the call asks for.
 //
 // # Keys
 //
 //	<prefix>{<type>:<component>}:value   STRING, the JSON
+//	<prefix>{<type>:<component>}:once:<nonce>
+//	                                     STRING, the reply of one Set or Delete
+//	                                     call, for the client's retry window
 //	<prefix>changes                      Pub/Sub channel; messages name the value changed
 //
 // The maintenance flag is the value ("ria", "maintenance"). Default prefix
