@@ -223,17 +223,26 @@
 // # Lost replies
 //
 // go-redis re-sends a command whose reply was lost. CreateUser, Post,
-// Delete, CreateList, the follower's side of Follow and Unfollow and the
-// owner's side of AddToList and RemoveFromList are once-scripts
-// (internal/script NewOnce): a re-send is answered from the record of the
-// first run, so a created user is not reported taken, a post is stored
-// once under the ID answered, and a deleted status is not reported
-// missing. The other scripts (the followed user's or member's side, feed,
-// clean, refill, copy) are naturally idempotent. When every re-send
-// fails, the error wraps ria.ErrOutcomeUnknown; a network error of the
-// read-only first step of Follow, Unfollow, AddToList or RemoveFromList
-// does not, as nothing was written. A Follow (or AddToList) whose outcome
-// is unknown is completed by calling it again.
+// Delete, CreateList, both writing sides of Follow and Unfollow (the
+// follower's and the followed user's) and of AddToList and RemoveFromList
+// (the owner's and the member's) are once-scripts (internal/script
+// NewOnce; the record is a key in the slot of the user whose side it is):
+// a re-send is answered from the record of the first run, so a created
+// user is not reported taken, a post is stored once under the ID
+// answered, a deleted status is not reported missing, and a side re-sent
+// after another process saw its write and undid it (an Unfollow of a
+// follow whose followed user's side lost its reply) is not written again.
+// Unfollow and RemoveFromList of a user who is not there write no record:
+// both of their sides refuse (an error reply, never recorded) before
+// writing anything.
+// The other scripts (feed, clean, refill, copy, the later steps of
+// DeleteList) are naturally idempotent; a re-sent member's side of
+// DeleteList can drop the entry of a list created again meanwhile under
+// the same name (see DeleteList). When every re-send fails, the error
+// wraps ria.ErrOutcomeUnknown; a network error of the read-only first
+// step of Follow, Unfollow, AddToList or RemoveFromList does not, as
+// nothing was written. A Follow (or AddToList) whose outcome is unknown
+// is completed by calling it again.
 //
 // # Wrong types
 //

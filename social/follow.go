@@ -31,9 +31,12 @@ var ErrSelf = errors.New("social: a user cannot follow itself")
 // missed: a post before the third step is in the profile the third step
 // reads, a post after it is fanned out to uid; and no deleted one stays:
 // a delete before the third step is seen by it, one after it is cleaned
-// from uid's timeline by its clean task. It returns [ErrNoUser] if
-// either user does not exist and [ErrSelf] if they are the same, having
-// written nothing.
+// from uid's timeline by its clean task. Both writing steps are
+// once-scripts (see "Lost replies" in the package doc): a step re-sent
+// after a lost reply answers as it first did and writes nothing again, so
+// an Unfollow that saw the follow's writes stays done. It returns
+// [ErrNoUser] if either user does not exist and [ErrSelf] if they are the
+// same, having written nothing.
 func (n *Network) Follow(ctx context.Context, uid, other string) (bool, error) {
 	uid, other, err := checkPair("follow", uid, other)
 	if err != nil {
@@ -57,7 +60,7 @@ func (n *Network) Follow(ctx context.Context, uid, other string) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("social: follow %q %q: %w", uid, other, err)
 	}
-	v, err = followedScript.Run(ctx, n.rdb, []string{n.userKey(other), n.followersKey(other), n.profileKey(other)}, append([]any{uid, n.cap}, read...)...)
+	v, err = followedScript.RunOnce(ctx, n.rdb, n.onceKey(other), []string{n.userKey(other), n.followersKey(other), n.profileKey(other)}, append([]any{uid, n.cap}, read...)...)
 	if err != nil {
 		return false, fmt.Errorf("social: follow %q %q: %w", uid, other, script.Unknown(err))
 	}
@@ -148,9 +151,10 @@ func (n *Network) copyNew(ctx context.Context, author, tl, members, gone, kind s
 // follows no one). Every status of
 // other leaves uid's home timeline ([Network.Refill] tops it up again).
 // Three round trips: the read-only check of [Network.Follow], a script in
-// other's slot (remove the follower, count it), then one in uid's (remove the followee, count it, drop its
-// statuses). A repeated Unfollow completes one that was cut in half. It
-// returns [ErrSelf] if the users are the same.
+// other's slot (remove the follower, count it), then one in uid's (remove
+// the followee, count it, drop its statuses); both writing steps are
+// once-scripts, as Follow's are. A repeated Unfollow completes one that
+// was cut in half. It returns [ErrSelf] if the users are the same.
 func (n *Network) Unfollow(ctx context.Context, uid, other string) (bool, error) {
 	uid, other, err := n.pair(ctx, "unfollow", uid, other)
 	if errors.Is(err, ErrNoUser) {
@@ -159,7 +163,9 @@ func (n *Network) Unfollow(ctx context.Context, uid, other string) (bool, error)
 	if err != nil {
 		return false, err
 	}
-	if _, err := unfollowedScript.Run(ctx, n.rdb, []string{n.userKey(other), n.followersKey(other)}, uid); err != nil {
+	// NOTFOLLOWING (nothing written): uid's side may still hold other.
+	_, err = unfollowedScript.RunOnce(ctx, n.rdb, n.onceKey(other), []string{n.userKey(other), n.followersKey(other)}, uid)
+	if err != nil && !errors.Is(refusal(err), errNotFollowing) {
 		return false, fmt.Errorf("social: unfollow %q %q: %w", uid, other, script.Unknown(err))
 	}
 	v, err := unfollowScript.RunOnce(ctx, n.rdb, n.onceKey(uid), []string{n.userKey(uid), n.followingKey(uid), n.homeKey(uid)}, other)

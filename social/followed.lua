@@ -1,7 +1,11 @@
 -- followed.lua: the followed user's side of a follow: add the follower to
 -- its followers (scored by a sequence of its own, which orders the fan-out
--- passes) and count it; return the statuses posted since profile.lua read them. Naturally idempotent:
--- a re-send finds the follower there and changes nothing.
+-- passes) and count it; return the statuses posted since profile.lua
+-- read them. A once-script (record in the followed user's slot): a
+-- re-send answers the same and changes nothing, even after another
+-- process saw the follower there and an Unfollow removed it (a plain
+-- re-send would add it back). The checks fail before the first write (an
+-- error reply is not recorded).
 -- KEYS[1] followed user's HASH   KEYS[2] its followers ZSET
 -- KEYS[3] its profile ZSET
 -- ARGV[1] follower's user ID   ARGV[2] timeline cap

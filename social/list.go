@@ -22,8 +22,8 @@ var (
 	ErrTooManyLists = errors.New("social: too many lists")
 )
 
-// errNotMember is the refusal of listremove.lua; RemoveFromList answers
-// false.
+// errNotMember is the refusal of listremove.lua (RemoveFromList answers
+// false) and of unlisted.lua (RemoveFromList goes on to the owner's side).
 var errNotMember = errors.New("social: not a member")
 
 // checkList checks a list name (the rules of a login; case-insensitive)
@@ -98,9 +98,10 @@ func (n *Network) ListPage(ctx context.Context, owner, name string, offset, coun
 // same fan-out passes: syndicate_status_list). Adding does not make owner
 // follow member. Three round trips (rarely four, when member posted or
 // deleted a status meanwhile), in the order of Follow:
-// a read-only script in member's slot, owner's side, member's side. It
-// returns [ErrNoList] or [ErrNoUser] (member does not exist), having
-// written nothing.
+// a read-only script in member's slot, owner's side, member's side; both
+// sides are once-scripts, as Follow's are, so a RemoveFromList that saw
+// the add's writes stays done. It returns [ErrNoList] or [ErrNoUser]
+// (member does not exist), having written nothing.
 func (n *Network) AddToList(ctx context.Context, owner, name, member string) (bool, error) {
 	owner, name, member, err := checkListArgs("add to list", owner, name, member)
 	if err != nil {
@@ -121,7 +122,7 @@ func (n *Network) AddToList(ctx context.Context, owner, name, member string) (bo
 	if err != nil {
 		return false, fmt.Errorf("social: add %q to list %q: %w", member, entry, err)
 	}
-	v, err = listedScript.Run(ctx, n.rdb, []string{n.userKey(member), n.listedKey(member), n.profileKey(member)}, append([]any{entry, n.cap}, read...)...)
+	v, err = listedScript.RunOnce(ctx, n.rdb, n.onceKey(member), []string{n.userKey(member), n.listedKey(member), n.profileKey(member)}, append([]any{entry, n.cap}, read...)...)
 	if err != nil {
 		return false, fmt.Errorf("social: add %q to list %q: %w", member, entry, script.Unknown(err))
 	}
@@ -134,15 +135,18 @@ func (n *Network) AddToList(ctx context.Context, owner, name, member string) (bo
 // RemoveFromList removes user member from owner's list name and returns
 // true, or false if it was not a member (then nothing changes). Every
 // status of member leaves the list's timeline. Three round trips, as
-// [Network.Unfollow]; a repeated call completes one cut in half. It
-// returns [ErrNoList] if the list does not exist.
+// [Network.Unfollow], whose writing steps are once-scripts here too; a
+// repeated call completes one cut in half. It returns [ErrNoList] if the
+// list does not exist.
 func (n *Network) RemoveFromList(ctx context.Context, owner, name, member string) (bool, error) {
 	owner, name, member, err := n.listPair(ctx, "remove from list", owner, name, member)
 	if err != nil {
 		return false, err
 	}
 	entry := owner + "/" + name
-	if _, err := unlistedScript.Run(ctx, n.rdb, []string{n.listedKey(member)}, entry); err != nil {
+	// NOTMEMBER (nothing written): owner's side may still hold member.
+	_, err = unlistedScript.RunOnce(ctx, n.rdb, n.onceKey(member), []string{n.listedKey(member)}, entry, 1)
+	if err != nil && !errors.Is(refusal(err), errNotMember) {
 		return false, fmt.Errorf("social: remove %q from list %q: %w", member, entry, script.Unknown(err))
 	}
 	v, err := listRemoveScript.RunOnce(ctx, n.rdb, n.onceKey(owner), []string{n.listKey(owner, name), n.listTimelineKey(owner, name)}, member)
@@ -185,7 +189,9 @@ const listPage = 500
 // came after it finished) stops without touching the new list; but a
 // DeleteList and a CreateList plus AddToList of the same name running at
 // once can leave a new member's side without the list, which repeating
-// the AddToList repairs.
+// the AddToList repairs (the members' sides are dropped by a plain script,
+// pipelined, keeping no reply record per member: a re-send of it is such
+// a race too).
 func (n *Network) DeleteList(ctx context.Context, owner, name string) error {
 	owner, err := checkUID("owner", owner)
 	if err == nil {
@@ -204,7 +210,7 @@ func (n *Network) DeleteList(ctx context.Context, owner, name string) error {
 		}
 		calls := make([]*script.Call, len(page))
 		for i, m := range page {
-			calls[i] = unlistedScript.Call([]string{n.listedKey(m)}, entry)
+			calls[i] = listedDropScript.Call([]string{n.listedKey(m)}, entry)
 		}
 		if err = send(ctx, n.rdb, calls); err != nil {
 			err = script.Unknown(err)

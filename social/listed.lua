@@ -1,9 +1,11 @@
 -- listed.lua: the member's side of adding a user to a list: record the
 -- list in the member's listed set, scored by the member's follower
 -- sequence (fseq, shared with followers, which orders the fan-out passes),
--- and return the statuses posted since profile.lua read them. Naturally
--- idempotent: a re-send
--- finds the list there and changes nothing.
+-- and return the statuses posted since profile.lua read them. A
+-- once-script (record in the member's slot): a re-send answers the same
+-- and changes nothing, even after another process saw the list there and
+-- a RemoveFromList removed it (a plain re-send would add it back). The
+-- checks fail before the first write (an error reply is not recorded).
 -- KEYS[1] member's user HASH   KEYS[2] its listed ZSET   KEYS[3] its profile ZSET
 -- ARGV[1] "<owner>/<list>"   ARGV[2] timeline cap
 -- ARGV[3] the score of the newest status the first step read (profile.lua),

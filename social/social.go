@@ -158,9 +158,9 @@ var (
 	createScript     = script.NewOnce("social create user", createLua)
 	postScript       = script.NewOnce("social post", ranksLua+postLua)
 	deleteScript     = script.NewOnce("social delete", deleteLua)
-	followedScript   = script.New("social followed", followedLua)
+	followedScript   = script.NewOnce("social followed", followedLua)
 	followScript     = script.NewOnce("social follow", followLua)
-	unfollowedScript = script.New("social unfollowed", unfollowedLua)
+	unfollowedScript = script.NewOnce("social unfollowed", unfollowedLua)
 	unfollowScript   = script.NewOnce("social unfollow", unfollowLua)
 	refillScript     = script.New("social refill", refillLua)
 	precheckScript   = script.New("social precheck", precheckLua)
@@ -177,9 +177,12 @@ var (
 	copyScript       = script.New("social copy", copyLua)
 	listCreateScript = script.NewOnce("social create list", listCreateLua)
 	listCheckScript  = script.New("social list check", listCheckLua)
-	listedScript     = script.New("social listed", listedLua)
+	listedScript     = script.NewOnce("social listed", listedLua)
 	listAddScript    = script.NewOnce("social add to list", listAddLua)
-	unlistedScript   = script.New("social unlisted", unlistedLua)
+	unlistedScript   = script.NewOnce("social unlisted", unlistedLua)
+	// unlisted.lua for DeleteList's member sides, pipelined (plain: see
+	// DeleteList and "Lost replies" in doc.go).
+	listedDropScript = script.New("social unlisted (delete list)", unlistedLua)
 	listRemoveScript = script.NewOnce("social remove from list", listRemoveLua)
 	listDropScript   = script.NewOnce("social delete list", listPurgeLua+listDropLua)
 	listGoneScript   = script.New("social list members gone", listPurgeLua+listGoneLua)
@@ -513,7 +516,8 @@ type postOptions struct{ at *Point }
 // location boxes).
 func At(lat, lon float64) PostOption { return func(o *postOptions) { o.at = &Point{lat, lon} } }
 
-// errNotFollowing is the refusal of unfollow.lua; Unfollow answers false.
+// errNotFollowing is the refusal of unfollow.lua (Unfollow answers false)
+// and of unfollowed.lua (Unfollow goes on to the follower's side).
 var errNotFollowing = errors.New("social: not following")
 
 // refusal maps the error replies of the package's scripts that refuse a
