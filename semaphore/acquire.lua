@@ -1,9 +1,14 @@
 -- acquire.lua: take a permit if fewer than limit live holders remain and no
 -- live waiter is ahead, or report one ours already (a re-run of this call
 -- after a lost reply, or a permit a release handed to us); otherwise, if
--- the caller will wait, keep its place in the FIFO queue. (check_*,
--- key_error come from internal/script's check.lua and mint() from its
--- MintLua, prepended.)
+-- the caller will wait, keep its place in the FIFO queue. A waiter is live
+-- as a release sees it: a newcomer walks the queue from its head past the
+-- entries whose place expired (or is missing or malformed), drops them as
+-- a release does (without waking them: a waiter late but alive finds its
+-- place gone at its next attempt and queues again), and waits only for a
+-- live waiter ahead. (check_*, key_error come from internal/script's
+-- check.lua and mint() from its MintLua, grant_* from internal/wait's
+-- GrantLua, queue_head and drop_head from place.lua, prepended.)
 -- KEYS[1] holders  ZSET permit ID -> deadline (server Unix ms)
 -- KEYS[2] seq      STRING counter (mint)
 -- KEYS[3] queue    LIST of waiting permit IDs, first come first served
@@ -21,9 +26,9 @@
 -- retry is the time until a permit may free itself (the earliest holder's
 -- deadline). The clock is the server's TIME; no client clock is involved.
 -- Every key a path relies on is checked before its first write, by a read
--- that fails on the wrong type (ZSCORE, LLEN, HEXISTS), by TYPE, or by a
--- first write that fails changing nothing (mint's INCR, HSET); a failed
--- check returns a key error.
+-- that fails on the wrong type (ZSCORE, HEXISTS, and queue_head's LINDEX
+-- and HGET), by TYPE, or by a first write that fails changing nothing
+-- (mint's INCR, HSET); a failed check returns a key error.
 local holders, seq, queue, waiters, grant = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local id = ARGV[1]
 local limit = tonumber(ARGV[2])
@@ -84,6 +89,9 @@ end
 local live = redis.call('ZCOUNT', holders, '(' .. string.format('%d', now), '+inf')
 local queueRead = false
 local inQueue = false
+-- queue entries ahead of the first live waiter, whose places expired: the
+-- paths below drop them once their checks are done
+local drop = {}
 local allowed = live < limit
 if allowed then
   if mayQueue then
@@ -92,10 +100,13 @@ if allowed then
     inQueue = e == 1
   end
   if not inQueue then
-    local n = redis.pcall('LLEN', queue)
-    if type(n) == 'table' then return fail(check_type(queue, 'list', 'semaphore queue') or n) end
+    -- a newcomer waits only for a live waiter: a dead one's entry stays in
+    -- the queue after its place expired, until a release or this drops it
+    local ahead, err
+    ahead, drop, err = queue_head(queue, waiters, now, nil)
+    if err then return fail(err) end
     queueRead = true
-    allowed = n == 0
+    allowed = ahead == nil
   end
 end
 if allowed then
@@ -109,6 +120,7 @@ if allowed then
   end
   local ok, s = pcall(mint, seq) -- the first write: its INCR fails, changing nothing, on a bad counter
   if not ok then return fail(seq_error()) end
+  drop_head(queue, waiters, #drop, drop)
   if inQueue then
     -- leave the queue: a release must not hand a permit to a holder
     redis.call('HDEL', waiters, id)
@@ -137,7 +149,12 @@ if wait > 0 then
   local hold = wait
   if retry + 100 < hold then hold = retry + 100 end
   hold = hold + tonumber(ARGV[7])
-  local n = redis.pcall('HSET', waiters, id, string.format('%d', now + hold)) -- the first write
+  -- A caller that queues drops the dead entries ahead of the live waiter
+  -- its walk found (the walk checked both keys; a refused TryAcquire
+  -- writes nothing). Before its own place: its own stale entry may be
+  -- among them.
+  drop_head(queue, waiters, #drop, drop)
+  local n = redis.pcall('HSET', waiters, id, string.format('%d', now + hold)) -- the first write if nothing was dropped
   if type(n) == 'table' then return fail(check_type(waiters, 'hash', 'semaphore waiters') or n) end
   if n == 1 then
     redis.call('RPUSH', queue, id)

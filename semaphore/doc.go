@@ -40,7 +40,11 @@
 //     on a grant list of its own; a release hands its permit directly to the
 //     first live waiter (adds it to the holders with a fresh deadline and
 //     pushes its Seq to its grant list). Newcomers cannot take a permit
-//     while anyone waits for one, and no attempt is wasted.
+//     while a live waiter (one whose place has not expired) waits for one,
+//     and no attempt is wasted. Acquire and release read the queue alike:
+//     from its head, skipping the entries of waiters whose place expired
+//     (a release, an acquisition and a caller that queues drop them; a
+//     refused TryAcquire writes nothing).
 //   - [Permit.Seq] numbers the permits of a name in the order they were
 //     granted. A counter that is new, or was lost by a restart without
 //     persistence, starts again from the server time in microseconds, so Seq
@@ -121,10 +125,11 @@
 //     deadline, and the waiters blocked until then race for it; FIFO order
 //     resumes with the next release. A waiter that dies keeps its place only
 //     until the end of its current blocking wait (bounded by the earliest
-//     deadline, half the timeout and its own wait, plus 2 s); releases skip
-//     expired places. A
-//     waiter that dies just after being handed a permit holds it until its
-//     deadline.
+//     deadline, half the timeout and its own wait, plus 2 s); releases and
+//     newcomers skip expired places (and drop them from the queue), so a
+//     dead waiter keeps no one out of a free permit, not even while no
+//     holder is left to release. A waiter that dies just after being handed
+//     a permit holds it until its deadline.
 //   - Semaphores of one name should agree on limit and timeout: a hand-over
 //     gives the waiter the releaser's timeout.
 //   - Each blocked [Semaphore.Acquire] holds one connection of the client's
@@ -147,7 +152,9 @@
 //	semaphore:{name}:released:<ID> STRING  nonce of the Release call that released
 //	                                       permit ID; TTL the client's retry window
 //
-// The queue and waiters keys expire with the longest waiter's place. The
+// The queue and waiters keys expire with the longest waiter's place; an
+// entry whose place expired before that counts for nobody, and the next
+// release, acquisition or queued caller that reads past it drops it. The
 // release script builds grant keys from the declared prefix key and the ID
 // it reads from the queue (they cannot be declared before that read); the
 // hash tag keeps them in the semaphore's slot.

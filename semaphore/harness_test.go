@@ -514,6 +514,67 @@ func TestSemaphore_liveness_lateWaiter(t *testing.T) {
 	})
 }
 
+// A holder crashed (its deadline passed) and the only waiter died (its
+// place expired, as a dead waiter's does at the end of its blocking wait
+// plus 2 s), leaving its entry in the queue: no release runs to sweep it.
+// The semaphore is not full and nobody live waits, so TryAcquire takes a
+// permit: the acquire script walks the queue from its head as a release
+// does, skipping and dropping the entries whose place expired, and a
+// newcomer waits only for a live waiter ahead. Behind a dead entry, a live
+// waiter still keeps a newcomer out, and the dead entry ahead of it is
+// dropped.
+func TestSemaphore_TryAcquire_deadWaiterAhead(t *testing.T) {
+	run(t, func(t *testing.T, b *redistest.Backend) {
+		ctx := t.Context()
+		s := newSem(t, b, b.Client, "sem", 1, time.Minute)
+		queue, waiters := key(b, "sem", "queue"), key(b, "sem", "waiters")
+		// crash makes the holder's deadline pass and the places of dead
+		// expire, as if time had gone by
+		crash := func(holder *semaphore.Permit, dead ...*semaphore.Permit) {
+			t.Helper()
+			require.NoError(t, b.Client.ZAdd(ctx, key(b, "sem", "holders"), redis.Z{Score: 1, Member: holder.ID()}).Err())
+			for _, d := range dead {
+				require.NoError(t, b.Client.HSet(ctx, waiters, d.ID(), "1").Err())
+			}
+			n, err := s.Holders(ctx)
+			require.NoError(t, err)
+			require.EqualValues(t, 0, n, "no live holder")
+		}
+		queued := func(p *semaphore.Permit) {
+			t.Helper()
+			ok, err := p.AttemptForTest(ctx, 30*time.Second) // full: queued
+			require.NoError(t, err)
+			require.False(t, ok)
+		}
+
+		holder, err := s.TryAcquire(ctx)
+		require.NoError(t, err)
+		dead := s.NewPermitForTest("dead-waiter")
+		queued(dead)
+		crash(holder, dead)
+		p, err := s.TryAcquire(ctx)
+		require.NoError(t, err, "no live holder, no live waiter: a permit is free")
+		assert.Equal(t, []string{p.ID()}, holding(t, b, "sem"))
+		assert.Empty(t, b.Client.LRange(ctx, queue, 0, -1).Val(), "the dead entry is dropped")
+		assert.False(t, b.Client.HExists(ctx, waiters, dead.ID()).Val(), "its place too")
+
+		dead2, live := s.NewPermitForTest("dead-waiter-2"), s.NewPermitForTest("live-waiter")
+		queued(dead2)
+		queued(live)
+		crash(p, dead2)
+		_, err = s.TryAcquire(ctx)
+		require.ErrorIs(t, err, semaphore.ErrNoPermit, "a live waiter is ahead")
+		assert.Equal(t, []string{dead2.ID(), live.ID()}, b.Client.LRange(ctx, queue, 0, -1).Val(), "a refusal writes nothing")
+		queued(s.NewPermitForTest("late-comer")) // a caller that queues drops the dead entry
+		assert.Equal(t, []string{live.ID(), "late-comer"}, b.Client.LRange(ctx, queue, 0, -1).Val(), "the dead entry ahead is dropped")
+		assert.False(t, b.Client.HExists(ctx, waiters, dead2.ID()).Val(), "its place too")
+		ok, err := live.AttemptForTest(ctx, 30*time.Second)
+		require.NoError(t, err)
+		require.True(t, ok, "the live waiter takes the free permit")
+		require.NoError(t, live.Release(ctx))
+	})
+}
+
 // The same timeouts for Acquire (free), Refresh, and contended Acquires (a
 // holder on a good client hands each permit over) with the waiters'
 // Releases. The permits held are exactly those the answers say, once the

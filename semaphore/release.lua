@@ -7,8 +7,11 @@
 -- handed it one. With ARGV[4] = '1' it deletes its own grant list (a plain
 -- wait left the handed seq there). A release that succeeds records ARGV[5]
 -- (the call's nonce) for ARGV[6] ms, so that a re-send of the same call
--- after a lost reply answers 1 again. (check_*, key_error come from
--- internal/script's check.lua and mint() from its MintLua.)
+-- after a lost reply answers 1 again. The walk of the queue (queue_head,
+-- drop_head) is place.lua's, which acquire shares, so that a newcomer waits
+-- exactly for the waiters a release would hand a permit to. (check_*,
+-- key_error come from internal/script's check.lua, mint() from its MintLua
+-- and queue_head, drop_head from place.lua, prepended.)
 -- KEYS[1] holders   KEYS[2] seq   KEYS[3] queue   KEYS[4] waiters
 -- KEYS[5] grant list prefix: the grant list of waiter W is KEYS[5]..W. Such
 --         keys cannot be listed in KEYS before W is read from the queue;
@@ -22,8 +25,9 @@
 -- (expired or already released).
 -- Every key a path relies on, the chosen waiter's grant list included, is
 -- checked before its first write, by a read that fails on the wrong type
--- (ZSCORE, LINDEX, HGET), by TYPE, or by a first write that fails changing
--- nothing (mint's INCR); a failed check returns a key error.
+-- (ZSCORE, and queue_head's LINDEX and HGET), by TYPE, or by a first write
+-- that fails changing nothing (mint's INCR); a failed check returns a key
+-- error.
 local holders, seq, queue, waiters, prefix, mine, record = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local id = ARGV[1]
 local timeout = tonumber(ARGV[2])
@@ -43,26 +47,13 @@ local bad
 local drop, late = {}, {}
 local target
 if held then
-  local i = 0
-  while true do
-    local w = redis.pcall('LINDEX', queue, i)
-    if type(w) == 'table' then return check_type(queue, 'list', 'semaphore queue') or w end
-    if not w then break end
-    i = i + 1
-    local place = redis.pcall('HGET', waiters, w)
-    if type(place) == 'table' then return check_type(waiters, 'hash', 'semaphore waiters') or place end
-    place = tonumber(place or '')
-    if place and w ~= id then
-      if place > now then
-        target = w
-        break
-      end
-      local g = prefix .. w
-      local gt = redis.call('TYPE', g).ok
-      if gt == 'none' or gt == 'list' then late[#late + 1] = g end
-    end
-    drop[#drop + 1] = w
-  end
+  local err
+  target, drop, err = queue_head(queue, waiters, now, id, function(w)
+    local g = prefix .. w
+    local gt = redis.call('TYPE', g).ok
+    if gt == 'none' or gt == 'list' then late[#late + 1] = g end
+  end)
+  if err then return err end
   if target then
     bad = check_type(prefix .. target, 'list', 'semaphore grant')
     if bad then return bad end
@@ -93,10 +84,7 @@ if score then redis.call('ZREM', holders, id) end
 if held then
   local n = #drop
   if target then n = n + 1 end
-  if n > 0 then redis.call('LTRIM', queue, n, -1) end
-  for j = 1, #drop, 1000 do
-    redis.call('HDEL', waiters, unpack(drop, j, math.min(j + 999, #drop)))
-  end
+  drop_head(queue, waiters, n, drop)
   for _, g in ipairs(late) do
     redis.call('RPUSH', g, '')
     redis.call('PEXPIRE', g, ARGV[7])

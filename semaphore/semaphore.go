@@ -64,9 +64,13 @@ var (
 	refreshLua string
 	//go:embed holders.lua
 	holdersLua string
+	// placeLua defines queue_head and drop_head, the one reading of which
+	// waiters in the queue are live, shared by acquire and release
+	//go:embed place.lua
+	placeLua string
 
-	acquireScript = script.New("semaphore acquire", script.MintLua+wait.GrantLua+acquireLua)
-	releaseScript = script.New("semaphore release", script.MintLua+releaseLua)
+	acquireScript = script.New("semaphore acquire", script.MintLua+wait.GrantLua+placeLua+acquireLua)
+	releaseScript = script.New("semaphore release", script.MintLua+placeLua+releaseLua)
 	refreshScript = script.New("semaphore refresh", refreshLua)
 	holdersScript = script.New("semaphore holders", holdersLua)
 )
