@@ -1,13 +1,9 @@
 package autocomplete_test
 
 import (
-	"context"
 	"fmt"
-	"net"
-	"sync/atomic"
 	"testing"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -21,28 +17,13 @@ import (
 // the first run and changes nothing, so the other client's later write
 // stands.
 
-// resendCompleter returns a Completer on a faulty client whose dialer runs
-// the function armed (once) when it dials after the proxy swallowed a
-// reply: go-redis re-sends the script on a new connection, so the armed
-// function runs after the script's first run and before its re-send —
-// another client acting meanwhile. The scripts are cached on the nodes of
-// user and set first.
-func resendCompleter(t *testing.T, b *redistest.Backend, user, set string) (*autocomplete.Completer, *redistest.Faults, *atomic.Pointer[func()]) {
+// resendCompleter returns a Completer on a faulty client, with the scripts
+// cached on the nodes of user and set. A test then arms the proxy with
+// LoseReplyThen: the next script loses its reply, and another client acts
+// before go-redis's re-send reaches the server.
+func resendCompleter(t *testing.T, b *redistest.Backend, user, set string) (*autocomplete.Completer, *redistest.Faults) {
 	t.Helper()
-	var between atomic.Pointer[func()]
-	var faults atomic.Pointer[redistest.Faults]
-	rdb, _, f := b.FaultyClient(func(o *redis.UniversalOptions) {
-		dial := o.Dialer
-		o.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
-			if f := faults.Load(); f != nil && f.Lost() > 0 {
-				if fn := between.Swap(nil); fn != nil {
-					(*fn)()
-				}
-			}
-			return dial(ctx, network, addr)
-		}
-	})
-	faults.Store(f)
+	rdb, _, f := b.FaultyClient()
 	ac := newCompleter(t, b, rdb)
 	ctx := t.Context()
 	require.NoError(t, ac.AddContact(ctx, user, "warm"))
@@ -50,7 +31,7 @@ func resendCompleter(t *testing.T, b *redistest.Backend, user, set string) (*aut
 	require.NoError(t, ac.Join(ctx, set, "warm"))
 	require.NoError(t, ac.Leave(ctx, set, "warm"))
 	require.Zero(t, f.Lost())
-	return ac, f, &between
+	return ac, f
 }
 
 // AddContact of X whose reply is lost: meanwhile another client (another
@@ -60,7 +41,7 @@ func resendCompleter(t *testing.T, b *redistest.Backend, user, set string) (*aut
 func TestAddContact_resendAfterLaterAdd(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
-		ac, f, between := resendCompleter(t, b, "u", "g")
+		ac, f := resendCompleter(t, b, "u", "g")
 		other := newCompleter(t, b, nil)
 
 		var seen string
@@ -71,10 +52,9 @@ func TestAddContact_resendAfterLaterAdd(t *testing.T) {
 			got, _ := other.RecentContacts(ctx, "u")
 			seen = fmt.Sprintf("%v %v", err, got)
 		}
-		between.Store(&fn)
-		f.LoseReply(1, redistest.Scripts)
+		f.LoseReplyThen(redistest.Scripts, fn)
 		require.NoError(t, ac.AddContact(ctx, "u", "X"))
-		require.True(t, ran, "the call was not re-sent on a new connection")
+		require.True(t, ran, "the call was not re-sent")
 		require.Equal(t, "<nil> [Y X]", seen)
 
 		got, err := other.RecentContacts(ctx, "u")
@@ -89,7 +69,7 @@ func TestAddContact_resendAfterLaterAdd(t *testing.T) {
 func TestAddContact_resendAfterLaterRemove(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
-		ac, f, between := resendCompleter(t, b, "u", "g")
+		ac, f := resendCompleter(t, b, "u", "g")
 		other := newCompleter(t, b, nil)
 
 		var seen []string
@@ -102,10 +82,9 @@ func TestAddContact_resendAfterLaterRemove(t *testing.T) {
 			got, _ = other.RecentContacts(ctx, "u")
 			seen = append(seen, fmt.Sprint(err, got))
 		}
-		between.Store(&fn)
-		f.LoseReply(1, redistest.Scripts)
+		f.LoseReplyThen(redistest.Scripts, fn)
 		require.NoError(t, ac.AddContact(ctx, "u", "X"))
-		require.True(t, ran, "the call was not re-sent on a new connection")
+		require.True(t, ran, "the call was not re-sent")
 		require.Equal(t, []string{"[X]", "<nil> []"}, seen)
 
 		got, err := other.RecentContacts(ctx, "u")
@@ -120,7 +99,7 @@ func TestAddContact_resendAfterLaterRemove(t *testing.T) {
 func TestRemoveContact_resendAfterLaterAdd(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
-		ac, f, between := resendCompleter(t, b, "u", "g")
+		ac, f := resendCompleter(t, b, "u", "g")
 		other := newCompleter(t, b, nil)
 		require.NoError(t, other.AddContact(ctx, "u", "X"))
 
@@ -134,10 +113,9 @@ func TestRemoveContact_resendAfterLaterAdd(t *testing.T) {
 			got, _ = other.RecentContacts(ctx, "u")
 			seen = append(seen, fmt.Sprint(err, got))
 		}
-		between.Store(&fn)
-		f.LoseReply(1, redistest.Scripts)
+		f.LoseReplyThen(redistest.Scripts, fn)
 		require.NoError(t, ac.RemoveContact(ctx, "u", "X"))
-		require.True(t, ran, "the call was not re-sent on a new connection")
+		require.True(t, ran, "the call was not re-sent")
 		require.Equal(t, []string{"[]", "<nil> [X]"}, seen)
 
 		got, err := other.RecentContacts(ctx, "u")
@@ -152,7 +130,7 @@ func TestRemoveContact_resendAfterLaterAdd(t *testing.T) {
 func TestJoin_resendAfterLaterLeave(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
-		ac, f, between := resendCompleter(t, b, "u", "g")
+		ac, f := resendCompleter(t, b, "u", "g")
 		other := newCompleter(t, b, nil)
 
 		var seen []string
@@ -165,10 +143,9 @@ func TestJoin_resendAfterLaterLeave(t *testing.T) {
 			got, _ = other.Complete(ctx, "g", "je", 10)
 			seen = append(seen, fmt.Sprint(err, got))
 		}
-		between.Store(&fn)
-		f.LoseReply(1, redistest.Scripts)
+		f.LoseReplyThen(redistest.Scripts, fn)
 		require.NoError(t, ac.Join(ctx, "g", "jeff"))
-		require.True(t, ran, "the call was not re-sent on a new connection")
+		require.True(t, ran, "the call was not re-sent")
 		require.Equal(t, []string{"[jeff]", "<nil> []"}, seen)
 
 		got, err := other.Complete(ctx, "g", "je", 10)
@@ -183,7 +160,7 @@ func TestJoin_resendAfterLaterLeave(t *testing.T) {
 func TestLeave_resendAfterLaterJoin(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
-		ac, f, between := resendCompleter(t, b, "u", "g")
+		ac, f := resendCompleter(t, b, "u", "g")
 		other := newCompleter(t, b, nil)
 		require.NoError(t, other.Join(ctx, "g", "jeff"))
 
@@ -197,10 +174,9 @@ func TestLeave_resendAfterLaterJoin(t *testing.T) {
 			got, _ = other.Complete(ctx, "g", "je", 10)
 			seen = append(seen, fmt.Sprint(err, got))
 		}
-		between.Store(&fn)
-		f.LoseReply(1, redistest.Scripts)
+		f.LoseReplyThen(redistest.Scripts, fn)
 		require.NoError(t, ac.Leave(ctx, "g", "jeff"))
-		require.True(t, ran, "the call was not re-sent on a new connection")
+		require.True(t, ran, "the call was not re-sent")
 		require.Equal(t, []string{"[]", "<nil> [jeff]"}, seen)
 
 		got, err := other.Complete(ctx, "g", "je", 10)

@@ -1,13 +1,9 @@
 package chat_test
 
 import (
-	"context"
 	"fmt"
-	"net"
-	"sync/atomic"
 	"testing"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -21,39 +17,22 @@ import (
 // record and writes nothing, so it neither undoes that write nor acts on a
 // chat created again with the same id.
 
-// resendClient returns Chats on a faulty client whose dialer runs the
-// function armed (once) before it dials: a script whose reply the proxy
-// swallowed (its connection cut) is re-sent by go-redis on a new
-// connection, so the armed function runs after the first run of the
-// script and before its re-send — another client acting meanwhile.
-func resendClient(t *testing.T, b *redistest.Backend, chatID, sender string, recipients ...string) (*chat.Chats, *redistest.Faults, *atomic.Pointer[func()]) {
+// resendClient returns Chats on a faulty client, with the chat created and
+// the scripts cached on its node (a lost NOSCRIPT reply is not the point).
+// A test then arms the proxy with LoseReplyThen: the next script loses its
+// reply, and another client acts before go-redis's re-send reaches the
+// server.
+func resendClient(t *testing.T, b *redistest.Backend, chatID, sender string, recipients ...string) (*chat.Chats, *redistest.Faults) {
 	t.Helper()
-	var between atomic.Pointer[func()]
-	var faults atomic.Pointer[redistest.Faults]
-	rdb, _, f := b.FaultyClient(func(o *redis.UniversalOptions) {
-		dial := o.Dialer
-		o.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
-			// Only once the proxy has swallowed the reply: the dial of
-			// the re-send's connection.
-			if f := faults.Load(); f != nil && f.Lost() > 0 {
-				if fn := between.Swap(nil); fn != nil {
-					(*fn)()
-				}
-			}
-			return dial(ctx, network, addr)
-		}
-	})
-	faults.Store(f)
+	rdb, _, f := b.FaultyClient()
 	cs := newChats(t, b, rdb)
 	ctx := t.Context()
-	// Create the chat, caching the scripts on its node (a lost NOSCRIPT
-	// reply is not the point).
 	_, err := cs.Create(ctx, chatID, sender, recipients, "hi")
 	require.NoError(t, err)
 	require.NoError(t, cs.Join(ctx, chatID, "z"))
 	require.NoError(t, cs.Leave(ctx, chatID, "z"))
 	require.Zero(t, f.Lost())
-	return cs, f, &between
+	return cs, f
 }
 
 // A Leave whose reply is lost is re-sent by go-redis. Meanwhile another
@@ -65,7 +44,7 @@ func resendClient(t *testing.T, b *redistest.Backend, chatID, sender string, rec
 func TestLeave_resendAfterLaterJoin(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
-		cs, f, between := resendClient(t, b, "c", "b", "a", "x")
+		cs, f := resendClient(t, b, "c", "b", "a", "x")
 		other := newChats(t, b, nil)
 
 		var seen []string
@@ -80,10 +59,9 @@ func TestLeave_resendAfterLaterJoin(t *testing.T) {
 			_, in = ms["a"]
 			seen = append(seen, fmt.Sprintf("join: %v; after: a member %v", err, in))
 		}
-		between.Store(&fn)
-		f.LoseReply(1, redistest.Scripts)
+		f.LoseReplyThen(redistest.Scripts, fn)
 		require.NoError(t, cs.Leave(ctx, "c", "a"))
-		require.True(t, ran, "the leave was not re-sent on a new connection")
+		require.True(t, ran, "the leave was not re-sent")
 		require.Equal(t, []string{"before join: a member false (<nil>)", "join: <nil>; after: a member true"}, seen)
 
 		ms, err := other.Members(ctx, "c")
@@ -103,7 +81,7 @@ func TestLeave_resendAfterLaterJoin(t *testing.T) {
 func TestLeave_resendAfterRecreate(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
-		cs, f, between := resendClient(t, b, "c", "b", "a")
+		cs, f := resendClient(t, b, "c", "b", "a")
 		other := newChats(t, b, nil)
 		require.NoError(t, other.Leave(ctx, "c", "b"))
 
@@ -113,10 +91,9 @@ func TestLeave_resendAfterRecreate(t *testing.T) {
 			ran = true
 			_, createErr = other.Create(ctx, "c", "b", []string{"a"}, "new chat")
 		}
-		between.Store(&fn)
-		f.LoseReply(1, redistest.Scripts)
+		f.LoseReplyThen(redistest.Scripts, fn)
 		require.NoError(t, cs.Leave(ctx, "c", "a"))
-		require.True(t, ran, "the leave was not re-sent on a new connection")
+		require.True(t, ran, "the leave was not re-sent")
 		require.NoError(t, createErr, "the new chat's Create, after the Leave deleted the old one")
 
 		ms, err := other.Members(ctx, "c")
@@ -138,7 +115,7 @@ func TestLeave_resendAfterRecreate(t *testing.T) {
 func TestJoin_resendAfterLaterLeave(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
-		cs, f, between := resendClient(t, b, "c", "b", "x")
+		cs, f := resendClient(t, b, "c", "b", "x")
 		other := newChats(t, b, nil)
 
 		var seen []string
@@ -153,10 +130,9 @@ func TestJoin_resendAfterLaterLeave(t *testing.T) {
 			_, in = ms["a"]
 			seen = append(seen, fmt.Sprintf("leave: %v; after: a member %v", err, in))
 		}
-		between.Store(&fn)
-		f.LoseReply(1, redistest.Scripts)
+		f.LoseReplyThen(redistest.Scripts, fn)
 		require.NoError(t, cs.Join(ctx, "c", "a"))
-		require.True(t, ran, "the join was not re-sent on a new connection")
+		require.True(t, ran, "the join was not re-sent")
 		require.Equal(t, []string{"before leave: a member true (<nil>)", "leave: <nil>; after: a member false"}, seen)
 
 		ms, err := other.Members(ctx, "c")

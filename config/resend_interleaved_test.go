@@ -2,7 +2,6 @@ package config_test
 
 import (
 	"errors"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -28,19 +27,12 @@ func TestSet_resendAfterNewerSet(t *testing.T) {
 		require.NoError(t, s.Set(ctx, "limits", "api", limits{Rate: 0})) // the script cached
 
 		var (
-			once              sync.Once
 			seen              limits
 			seenErr, otherErr error
 		)
-		f.LoseReply(1, redistest.Scripts)
-		f.LoseReply(1, func(cmd []string) bool {
-			if redistest.Scripts(cmd) {
-				once.Do(func() {
-					seenErr = other.Get(ctx, "limits", "api", &seen)
-					otherErr = other.Set(ctx, "limits", "api", limits{Rate: 2})
-				})
-			}
-			return false
+		f.LoseReplyThen(redistest.Scripts, func() {
+			seenErr = other.Get(ctx, "limits", "api", &seen)
+			otherErr = other.Set(ctx, "limits", "api", limits{Rate: 2})
 		})
 		err := s.Set(ctx, "limits", "api", limits{Rate: 1})
 		f.Disarm()
@@ -75,20 +67,11 @@ func TestDelete_resendAfterNewerSet(t *testing.T) {
 		require.NoError(t, s.Delete(ctx, "limits", "api")) // the script cached
 		require.NoError(t, s.Set(ctx, "limits", "api", limits{Rate: 1}))
 
-		var (
-			once              sync.Once
-			seenErr, otherErr error
-		)
-		f.LoseReply(1, redistest.Scripts)
-		f.LoseReply(1, func(cmd []string) bool {
-			if redistest.Scripts(cmd) {
-				once.Do(func() {
-					var l limits
-					seenErr = other.Get(ctx, "limits", "api", &l)
-					otherErr = other.Set(ctx, "limits", "api", limits{Rate: 2})
-				})
-			}
-			return false
+		var seenErr, otherErr error
+		f.LoseReplyThen(redistest.Scripts, func() {
+			var l limits
+			seenErr = other.Get(ctx, "limits", "api", &l)
+			otherErr = other.Set(ctx, "limits", "api", limits{Rate: 2})
 		})
 		err := s.Delete(ctx, "limits", "api")
 		f.Disarm()

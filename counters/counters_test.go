@@ -95,23 +95,18 @@ func TestCounters_Delete_resendAfterLaterUpdate(t *testing.T) {
 		_, err := other.UpdateAt(ctx, "a", 3, t0)
 		require.NoError(t, err)
 		var (
-			once     sync.Once
 			sawGone  bool
 			otherErr error
 		)
-		f.LoseReply(1, redistest.Scripts)        // the first run deletes; its reply is lost
-		f.LoseReply(1, func(cmd []string) bool { // the re-send: first the other client
-			if redistest.Scripts(cmd) {
-				once.Do(func() {
-					var names []string
-					names, otherErr = other.Names(ctx)
-					sawGone = otherErr == nil && len(names) == 0
-					if otherErr == nil {
-						_, otherErr = other.UpdateAt(ctx, "a", 5, t0)
-					}
-				})
+		// The first run deletes; its reply is lost. The re-send: first the
+		// other client.
+		f.LoseReplyThen(redistest.Scripts, func() {
+			var names []string
+			names, otherErr = other.Names(ctx)
+			sawGone = otherErr == nil && len(names) == 0
+			if otherErr == nil {
+				_, otherErr = other.UpdateAt(ctx, "a", 5, t0)
 			}
-			return false
 		})
 		err = c.Delete(ctx, "a")
 		f.Disarm()

@@ -213,21 +213,16 @@ func TestGroup_Pause_resendAfterLaterResume(t *testing.T) {
 		other := newGroup(t, b, b.Client)
 		require.NoError(t, g.Resume(ctx, "a")) // the script cached
 		var (
-			once      sync.Once
 			sawPaused []string
 			otherErr  error
 		)
-		f.LoseReply(1, redistest.Scripts)        // the first run pauses; its reply is lost
-		f.LoseReply(1, func(cmd []string) bool { // the re-send: first the other client
-			if redistest.Scripts(cmd) {
-				once.Do(func() {
-					sawPaused, otherErr = other.Paused(ctx)
-					if otherErr == nil {
-						otherErr = other.Resume(ctx, "a")
-					}
-				})
+		// The first run pauses; its reply is lost. The re-send: first the
+		// other client.
+		f.LoseReplyThen(redistest.Scripts, func() {
+			sawPaused, otherErr = other.Paused(ctx)
+			if otherErr == nil {
+				otherErr = other.Resume(ctx, "a")
 			}
-			return false
 		})
 		err := g.Pause(ctx, "a")
 		f.Disarm()

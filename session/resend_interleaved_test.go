@@ -1,13 +1,8 @@
 package session_test
 
 import (
-	"context"
-	"net"
-	"sync"
-	"sync/atomic"
 	"testing"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -21,40 +16,6 @@ import (
 // from the record of the first run and does not undo what the other
 // client did and observed (see the package doc's "Lost replies").
 
-// interleaver returns a client whose connections go through a fault proxy
-// and whose next dial after arm() first runs between() (once; concurrent
-// dials wait for it). A call whose reply the proxy swallowed is re-sent
-// by go-redis on a new connection, so between() runs after the first run
-// of the call and before its re-send reaches the server: other clients'
-// operations interleaved with a lost reply, as a network can order them.
-func interleaver(t *testing.T, b *redistest.Backend) (redis.UniversalClient, *redistest.Faults, func(between func())) {
-	var (
-		armed atomic.Bool
-		mu    sync.Mutex
-		fn    func()
-	)
-	rdb, _, f := b.FaultyClient(func(o *redis.UniversalOptions) {
-		next := o.Dialer
-		o.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
-			if armed.Load() {
-				mu.Lock()
-				if armed.CompareAndSwap(true, false) && fn != nil {
-					fn()
-				}
-				mu.Unlock()
-			}
-			return next(ctx, network, addr)
-		}
-	})
-	arm := func(between func()) {
-		mu.Lock()
-		fn = between
-		mu.Unlock()
-		armed.Store(true)
-	}
-	return rdb, f, arm
-}
-
 // An AddToCart whose reply is lost, then a checkout by another client
 // (Cart, which sees the item, then ClearCart), then go-redis's re-send of
 // the AddToCart: the re-send is answered from the record of the first run
@@ -62,21 +23,26 @@ func interleaver(t *testing.T, b *redistest.Backend) (redis.UniversalClient, *re
 func TestAddToCart_resendAfterObservedClear(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
-		rdb, f, arm := interleaver(t, b)
+		rdb, _, f := b.FaultyClient()
 		s := newStore(t, b, rdb)
 		other := newStore(t, b, b.Client)
 		require.NoError(t, s.AddToCart(ctx, "warm", "x", 1)) // script cached, one connection open
 
-		var seen map[string]int
-		arm(func() {
-			var err error
-			seen, err = other.Cart(ctx, "tok") // the checkout reads the cart...
-			require.NoError(t, err)
-			require.NoError(t, other.ClearCart(ctx, "tok")) // ...and empties it
+		var (
+			seen              map[string]int
+			cartErr, clearErr error
+		)
+		// No require in between: it runs on the proxy's goroutine.
+		f.LoseReplyThen(redistest.Scripts, func() {
+			seen, cartErr = other.Cart(ctx, "tok") // the checkout reads the cart...
+			if cartErr == nil {
+				clearErr = other.ClearCart(ctx, "tok") // ...and empties it
+			}
 		})
-		f.LoseReply(1, redistest.Scripts)
 		require.NoError(t, s.AddToCart(ctx, "tok", "book", 1))
 		require.Equal(t, int64(1), f.Lost(), "the reply was lost and the call re-sent")
+		require.NoError(t, cartErr)
+		require.NoError(t, clearErr)
 		require.Equal(t, map[string]int{"book": 1}, seen, "the checkout observed the AddToCart")
 
 		cart, err := other.Cart(ctx, "tok")
@@ -92,20 +58,22 @@ func TestAddToCart_resendAfterObservedClear(t *testing.T) {
 func TestUpdateToken_resendAfterLogout(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
-		rdb, f, arm := interleaver(t, b)
+		rdb, _, f := b.FaultyClient()
 		s := newStore(t, b, rdb)
 		other := newStore(t, b, b.Client)
 		require.NoError(t, s.UpdateToken(ctx, "warm", "u", "")) // script cached
 
-		var existed bool
-		arm(func() {
-			var err error
-			existed, err = other.Logout(ctx, "tok")
-			require.NoError(t, err)
+		var (
+			existed   bool
+			logoutErr error
+		)
+		// No require in between: it runs on the proxy's goroutine.
+		f.LoseReplyThen(redistest.Scripts, func() {
+			existed, logoutErr = other.Logout(ctx, "tok")
 		})
-		f.LoseReply(1, redistest.Scripts)
 		require.NoError(t, s.UpdateToken(ctx, "tok", "alice", ""))
 		require.Equal(t, int64(1), f.Lost(), "the reply was lost and the call re-sent")
+		require.NoError(t, logoutErr)
 		require.True(t, existed, "the Logout observed the session the UpdateToken created")
 
 		user, ok, err := other.CheckToken(ctx, "tok")
@@ -121,22 +89,27 @@ func TestUpdateToken_resendAfterLogout(t *testing.T) {
 func TestClearCart_resendAfterObservedAdd(t *testing.T) {
 	redistest.Run(t, func(t *testing.T, b *redistest.Backend) {
 		ctx := t.Context()
-		rdb, f, arm := interleaver(t, b)
+		rdb, _, f := b.FaultyClient()
 		s := newStore(t, b, rdb)
 		other := newStore(t, b, b.Client)
 		require.NoError(t, s.ClearCart(ctx, "warm")) // script cached
 		require.NoError(t, other.AddToCart(ctx, "tok", "old", 1))
 
-		var seen map[string]int
-		arm(func() {
-			require.NoError(t, other.AddToCart(ctx, "tok", "new", 2))
-			var err error
-			seen, err = other.Cart(ctx, "tok")
-			require.NoError(t, err)
+		var (
+			seen            map[string]int
+			addErr, cartErr error
+		)
+		// No require in between: it runs on the proxy's goroutine.
+		f.LoseReplyThen(redistest.Scripts, func() {
+			addErr = other.AddToCart(ctx, "tok", "new", 2)
+			if addErr == nil {
+				seen, cartErr = other.Cart(ctx, "tok")
+			}
 		})
-		f.LoseReply(1, redistest.Scripts)
 		require.NoError(t, s.ClearCart(ctx, "tok"))
 		require.Equal(t, int64(1), f.Lost(), "the reply was lost and the call re-sent")
+		require.NoError(t, addErr)
+		require.NoError(t, cartErr)
 		require.Equal(t, map[string]int{"new": 2}, seen, "the ClearCart ran before the add, which was observed")
 
 		cart, err := other.Cart(ctx, "tok")

@@ -3,7 +3,6 @@ package social_test
 import (
 	"errors"
 	"slices"
-	"sync"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -68,23 +67,16 @@ func TestFollow_resendAfterObservedUnfollow(t *testing.T) {
 		// Follow does not send it).
 		followed := scriptCall(key(b, "ann", "user"), "bob")
 		var (
-			once     sync.Once
 			saw      bool
 			unOK     bool
 			otherErr error
 		)
-		f.LoseReply(1, followed)
-		// Matched against the re-send as it reaches the proxy: never loses
-		// it, but runs the other process first.
-		f.LoseReply(1, func(cmd []string) bool {
-			if followed(cmd) {
-				once.Do(func() {
-					_, zerr := b.Client.ZScore(ctx, key(b, "ann", "followers"), "bob").Result()
-					saw = zerr == nil // no require here: the proxy's goroutine
-					unOK, otherErr = other.Unfollow(ctx, "bob", "ann")
-				})
-			}
-			return false
+		// The first run loses its reply; as the re-send reaches the proxy,
+		// the other process runs first.
+		f.LoseReplyThen(followed, func() {
+			_, zerr := b.Client.ZScore(ctx, key(b, "ann", "followers"), "bob").Result()
+			saw = zerr == nil // no require here: the proxy's goroutine
+			unOK, otherErr = other.Unfollow(ctx, "bob", "ann")
 		})
 		ok, err := n.Follow(ctx, "bob", "ann")
 		f.Disarm()
@@ -130,21 +122,15 @@ func TestAddToList_resendAfterObservedRemove(t *testing.T) {
 
 		listed := scriptCall(key(b, "ann", "user"), "bob/friends") // listed.lua
 		var (
-			once     sync.Once
 			saw      bool
 			rmOK     bool
 			otherErr error
 		)
-		f.LoseReply(1, listed)
-		f.LoseReply(1, func(cmd []string) bool { // the re-send: kept, other process first
-			if listed(cmd) {
-				once.Do(func() {
-					_, zerr := b.Client.ZScore(ctx, key(b, "ann", "listed"), "bob/friends").Result()
-					saw = zerr == nil // no require here: the proxy's goroutine
-					rmOK, otherErr = other.RemoveFromList(ctx, "bob", "friends", "ann")
-				})
-			}
-			return false
+		// The re-send: kept, other process first.
+		f.LoseReplyThen(listed, func() {
+			_, zerr := b.Client.ZScore(ctx, key(b, "ann", "listed"), "bob/friends").Result()
+			saw = zerr == nil // no require here: the proxy's goroutine
+			rmOK, otherErr = other.RemoveFromList(ctx, "bob", "friends", "ann")
 		})
 		ok, err := n.AddToList(ctx, "bob", "friends", "ann")
 		f.Disarm()

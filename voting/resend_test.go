@@ -2,7 +2,6 @@ package voting_test
 
 import (
 	"errors"
-	"sync"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -29,21 +28,15 @@ func TestSite_UpdateGroups_resendAfterLaterRemoval(t *testing.T) {
 		require.NoError(t, s.UpdateGroups(ctx, id, []string{"warm"}, nil)) // the script cached
 
 		var (
-			once      sync.Once
 			sawMember bool
 			otherErr  error
 		)
-		f.LoseReply(1, redistest.Scripts) // the first attempt runs, its reply is lost
-		// The re-send reaches the proxy: before it goes on to the server,
-		// the other client removes the article from the group.
-		f.LoseReply(1, func(cmd []string) bool {
-			if redistest.Scripts(cmd) {
-				once.Do(func() {
-					sawMember = b.Client.SIsMember(ctx, key(b, "group:go"), id).Val()
-					otherErr = other.UpdateGroups(ctx, id, nil, []string{"go"})
-				})
-			}
-			return false
+		// The first attempt runs, its reply is lost; the re-send reaches the
+		// proxy: before it goes on to the server, the other client removes
+		// the article from the group.
+		f.LoseReplyThen(redistest.Scripts, func() {
+			sawMember = b.Client.SIsMember(ctx, key(b, "group:go"), id).Val()
+			otherErr = other.UpdateGroups(ctx, id, nil, []string{"go"})
 		})
 		err := s.UpdateGroups(ctx, id, []string{"go"}, nil)
 		f.Disarm()

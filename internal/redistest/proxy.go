@@ -109,6 +109,25 @@ func (f *Faults) LoseReply(n int, match func(cmd []string) bool) {
 	f.mu.Unlock()
 }
 
+// LoseReplyThen swallows the reply of the next command that matches (as
+// LoseReply(1, match)) and, when the next matching command, go-redis's
+// re-send of it, reaches the proxy, runs between before passing it on:
+// another client acting between a call's first run and its re-send.
+// between runs on the proxy's goroutine with its rules locked: it must not
+// send through this Faults' proxies (use another client, such as
+// Backend.Client), nor call t.FailNow (record errors; check them after the
+// call). Its second rule never fires: Armed counts it until Disarm.
+func (f *Faults) LoseReplyThen(match func(cmd []string) bool, between func()) {
+	var once sync.Once
+	f.LoseReply(1, match)
+	f.LoseReply(1, func(cmd []string) bool {
+		if match(cmd) {
+			once.Do(between)
+		}
+		return false
+	})
+}
+
 // Lost returns how many replies have been swallowed so far.
 func (f *Faults) Lost() int64 { return f.lost.Load() }
 
