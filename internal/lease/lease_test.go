@@ -29,6 +29,12 @@ type fake struct {
 }
 
 // newFake returns a fake lease granted now for ttl.
+// loopTTL is the lease of the tests whose KeepAlive loop must run before
+// the lease expires: its first refresh comes a third of it in, and a loop
+// started late on a loaded machine (it was 3 ms and 30 ms) found the lease
+// expired without a refresh.
+const loopTTL = 1500 * time.Millisecond
+
 func newFake(ttl time.Duration) *fake {
 	f := &fake{}
 	f.h.Init(ttl)
@@ -77,7 +83,7 @@ func wait(t *testing.T, ch <-chan struct{}, what string) {
 }
 
 func TestKeepAlive_refreshes(t *testing.T) {
-	f := newFake(30 * time.Millisecond)
+	f := newFake(loopTTL)
 	refreshed := make(chan struct{})
 	var once sync.Once
 	f.refresh = func(context.Context) error {
@@ -132,7 +138,7 @@ func TestKeepAlive_sharedLoop(t *testing.T) {
 }
 
 func TestKeepAlive_lost(t *testing.T) {
-	f := newFake(30 * time.Millisecond)
+	f := newFake(loopTTL)
 	f.refresh = func(context.Context) error { return fmt.Errorf("refresh: %w", errNotHeld) }
 	held1 := f.h.KeepAlive(context.Background(), f.ops())
 	held2 := f.h.KeepAlive(context.Background(), f.ops())
@@ -224,7 +230,7 @@ func TestKeepAlive_expiryPassed_lostAtOnce(t *testing.T) {
 // A refresh in flight when the loop is stopped (a release) and that then
 // finds the lease gone does not mark it lost.
 func TestKeepAlive_lossAfterStopIgnored(t *testing.T) {
-	f := newFake(3 * time.Millisecond)
+	f := newFake(loopTTL)
 	started := make(chan struct{})
 	heldCh := make(chan context.Context, 1)
 	f.refresh = func(context.Context) error {
@@ -288,7 +294,7 @@ func TestRun(t *testing.T) {
 		assert.EqualError(t, err, msg+" (test: not held): boom")
 	})
 	t.Run("lost while fn ran: no release", func(t *testing.T) {
-		f := newFake(30 * time.Millisecond)
+		f := newFake(loopTTL)
 		f.refresh = func(context.Context) error { return errNotHeld }
 		err := f.h.Run(context.Background(), f.ops(), msg, func(ctx context.Context) error {
 			<-ctx.Done()
@@ -299,7 +305,7 @@ func TestRun(t *testing.T) {
 		assert.Zero(t, f.nRelease.Load())
 	})
 	t.Run("fn's error wraps not-held: wrapped once", func(t *testing.T) {
-		f := newFake(30 * time.Millisecond)
+		f := newFake(loopTTL)
 		f.refresh = func(context.Context) error { return errNotHeld }
 		err := f.h.Run(context.Background(), f.ops(), msg, func(ctx context.Context) error {
 			<-ctx.Done()
@@ -363,7 +369,7 @@ func TestRun(t *testing.T) {
 	// has passed when fn returns, but the refresh then in flight succeeds,
 	// so the lease is still held and is released.
 	t.Run("waits for the refresh in flight", func(t *testing.T) {
-		f := newFake(3 * time.Millisecond)
+		f := newFake(loopTTL)
 		started := make(chan struct{})
 		heldCh := make(chan context.Context, 1)
 		var once sync.Once
@@ -383,6 +389,9 @@ func TestRun(t *testing.T) {
 		}
 		err := f.h.Run(context.Background(), f.ops(), msg, func(ctx context.Context) error {
 			<-started
+			for d := time.Until(f.h.Expiry()); d >= 0; d = time.Until(f.h.Expiry()) {
+				time.Sleep(d + time.Millisecond) // until the expiry has passed: the case under test
+			}
 			heldCh <- ctx
 			return nil
 		})
